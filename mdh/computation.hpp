@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+// computation(name, out_view, md_hom, inp_view): the whole MDH expression
+// out_view ∘ md_hom ∘ inp_view. Checks the expression at compile time, records the scalar
+// function symbolically into an ir::computation for the backends, and evaluates it numerically
+// for the CPU reference.
+#pragma once
+
+#include <array>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <mdh/error.hpp>
+#include <mdh/ir/computation.hpp>
+#include <mdh/ir/hash.hpp>
+#include <mdh/ir/print.hpp>
+#include <mdh/md_hom.hpp>
+#include <mdh/symbolic.hpp>
+#include <mdh/tensor.hpp>
+#include <mdh/view.hpp>
+
+namespace mdh {
+
+namespace detail {
+template <class T>
+struct is_std_tuple : std::false_type {};
+template <class... T>
+struct is_std_tuple<std::tuple<T...>> : std::true_type {};
+
+// How many values a scalar function result holds (a number, a sym, or a std::tuple of them).
+template <class R>
+constexpr std::size_t result_arity() {
+  if constexpr (is_std_tuple<std::remove_cvref_t<R>>::value)
+    return std::tuple_size_v<std::remove_cvref_t<R>>;
+  else
+    return 1;
+}
+
+template <class R>
+auto as_tuple(R&& r) {
+  if constexpr (is_std_tuple<std::remove_cvref_t<R>>::value)
+    return std::forward<R>(r);
+  else
+    return std::make_tuple(std::forward<R>(r));
+}
+
+// Converts each component of `values` to the matching type of Tuple.
+template <class Tuple, class V, std::size_t... K>
+Tuple convert_tuple(const V& values, std::index_sequence<K...>) {
+  return Tuple{static_cast<std::tuple_element_t<K, Tuple>>(std::get<K>(values))...};
+}
+
+inline std::vector<std::string> default_dim_names(std::size_t rank) {
+  static const char* small[] = {"i", "j", "k"};
+  std::vector<std::string> names;
+  for (std::size_t d = 0; d < rank; ++d)
+    names.push_back(rank <= 3 ? small[d] : "d" + std::to_string(d));
+  return names;
+}
+}  // namespace detail
+
+template <class Out, class Hom, class Inp>
+class computation_t;
+
+template <class... OA, class F, class... Ops, class... IA>
+class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
+ public:
+  using hom_type = md_hom_t<F, Ops...>;
+  static constexpr std::size_t rank = sizeof...(Ops);
+  static constexpr std::size_t num_args = sizeof...(IA);
+  static constexpr std::size_t num_results = sizeof...(OA);
+  using arg_types = std::tuple<typename IA::element_type...>;
+  using result_tuple = std::tuple<typename OA::element_type...>;
+  using reduction_type = typename hom_type::reduction_type;
+
+  static_assert((((IA::uses >> rank) == 0) && ...) && (((OA::uses >> rank) == 0) && ...),
+                "mdh::computation(out_view, md_hom, inp_view) requires every index function to "
+                "use only the md_hom's dimensions (a placeholder's number is >= the number of "
+                "combine operators)");
+  static_assert((((OA::uses & hom_type::pointwise_mask) == 0) && ...),
+                "mdh::computation(out_view, md_hom, inp_view) requires 'out_view' not to use "
+                "pw (reduction) dimensions in its index functions");
+  static_assert(std::is_invocable_v<const F&, typename IA::element_type...>,
+                "mdh::computation(out_view, md_hom, inp_view) requires the scalar function "
+                "'f' to be callable with one argument per inp_view access");
+  static_assert(
+      detail::result_arity<std::invoke_result_t<const F&, typename IA::element_type...>>() ==
+          num_results,
+      "mdh::computation(out_view, md_hom, inp_view) requires the scalar function "
+      "'f' to return one value per out_view buffer (a std::tuple for several)");
+  static_assert(
+      !requires { reduction_type::components; } ||
+          [] {
+            if constexpr (requires { reduction_type::components; })
+              return reduction_type::components == num_results;
+            else
+              return true;
+          }(),
+      "mdh::computation(out_view, md_hom, inp_view) requires the custom combine "
+      "operator's identity to have one value per out_view buffer");
+
+  computation_t(std::string name, out_view_t<OA...> out, hom_type hom, inp_view_t<IA...> inp)
+      : out_(std::move(out)), hom_(std::move(hom)), inp_(std::move(inp)) {
+    describe(std::move(name));
+  }
+
+  // The runtime description the backends lower.
+  const ir::computation& ir() const { return ir_; }
+  const std::string& name() const { return ir_.name; }
+  std::string str() const { return ir::to_string(ir_); }
+  std::string hash() const { return ir::structural_hash_hex(ir_); }
+
+  // The iteration sizes, one per dimension: `matmul.sizes(1024, 1024, 1024)`.
+  template <class... N>
+  requires(std::is_integral_v<N>&&...) std::vector<std::int64_t> sizes(N... n)
+  const {
+    static_assert(sizeof...(N) == rank,
+                  "mdh::computation::sizes(n...) requires 'n' to give one size per dimension");
+    std::vector<std::int64_t> s{static_cast<std::int64_t>(n)...};
+    check_sizes(s);
+    return s;
+  }
+  void check_sizes(const std::vector<std::int64_t>& s) const {
+    if (s.size() != rank)
+      throw error("computation '" + ir_.name + "' has " + std::to_string(rank) +
+                  " dimensions, got " + std::to_string(s.size()) + " sizes");
+    for (std::size_t d = 0; d < rank; ++d)
+      if (s[d] < 1)
+        throw error("computation '" + ir_.name + "': size of dimension '" + ir_.dims[d].name +
+                    "' is " + std::to_string(s[d]) + " (must be >= 1)");
+  }
+
+  // A buffer's shape, derived from the sizes and its index functions.
+  shape_t shape(std::string_view buffer, const std::vector<std::int64_t>& s) const {
+    check_sizes(s);
+    for (auto* bufs : {&ir_.inputs, &ir_.outputs})
+      for (auto& b : *bufs)
+        if (b.name == buffer) return ir::buffer_shape(ir_, b, s);
+    throw error("computation '" + ir_.name + "' has no buffer '" + std::string(buffer) + "'");
+  }
+
+  // The same computation with its dimensions named (for printing): {"b", "i", "j", "k"}.
+  computation_t with_dim_names(std::vector<std::string> names) const {
+    if (names.size() != rank) throw error("with_dim_names: need one name per dimension");
+    computation_t c = *this;
+    for (std::size_t d = 0; d < rank; ++d) c.ir_.dims[d].name = names[d];
+    return c;
+  }
+
+  // --- numeric evaluation (the CPU reference) ---
+  // f on numbers, results converted to the output element types.
+  result_tuple apply(const typename IA::element_type&... args) const {
+    return detail::convert_tuple<result_tuple>(detail::as_tuple(hom_.f(args...)),
+                                               std::make_index_sequence<num_results>{});
+  }
+  // a ⊕ b on result tuples.
+  result_tuple combine(const result_tuple& a, const result_tuple& b) const {
+    using Op = reduction_type;
+    if constexpr (std::is_void_v<Op>) {
+      return b;
+    } else if constexpr (Op::kind == ir::builtin::custom) {
+      const Op& op = reduction_op();
+      if constexpr (num_results == 1)
+        return detail::convert_tuple<result_tuple>(
+            detail::as_tuple(op.fn(std::get<0>(a), std::get<0>(b))), std::index_sequence<0>{});
+      else
+        return detail::convert_tuple<result_tuple>(detail::as_tuple(op.fn(a, b)),
+                                                   std::make_index_sequence<num_results>{});
+    } else {
+      return [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return result_tuple{static_cast<std::tuple_element_t<K, result_tuple>>(
+            Op{}(std::get<K>(a), std::get<K>(b)))...};
+      }
+      (std::make_index_sequence<num_results>{});
+    }
+  }
+  // For lambda argument k: which IR input buffer and which of its accesses.
+  const std::array<std::pair<int, int>, num_args>& arg_source() const { return arg_source_; }
+
+ private:
+  template <std::size_t K = 0>
+  const auto& reduction_op() const {
+    if constexpr (K == rank) {
+      throw internal_error("no reduction operator");
+      return std::get<0>(hom_.ops);  // unreachable, keeps the return type
+    } else if constexpr (std::tuple_element_t<K, std::tuple<Ops...>>::kind !=
+                         ir::combine_kind::concat) {
+      return std::get<K>(hom_.ops).op;
+    } else {
+      return reduction_op<K + 1>();
+    }
+  }
+
+  template <class Access>
+  static ir::access to_ir(const Access& a) {
+    ir::access r;
+    for (std::size_t k = 0; k < Access::rank; ++k) {
+      ir::affine f;
+      f.coeff.assign(a.index.coeff[k].begin(), a.index.coeff[k].begin() + rank);
+      f.offset = a.index.offset[k];
+      r.index.push_back(std::move(f));
+    }
+    return r;
+  }
+
+  void describe(std::string name) {
+    ir_.name = std::move(name);
+    auto names = detail::default_dim_names(rank);
+    std::size_t d = 0;
+    ((ir_.dims.push_back({names[d], Ops::kind}), ++d), ...);
+
+    // Inputs: group accesses by buffer name, in order of first appearance.
+    std::map<std::string, int> index_of;
+    std::size_t k = 0;
+    auto add_input = [&](const auto& a) {
+      using A = std::remove_cvref_t<decltype(a)>;
+      scalar_type t = scalar_type_of<typename A::element_type>();
+      auto [it, fresh] = index_of.try_emplace(a.buffer, int(ir_.inputs.size()));
+      if (fresh) ir_.inputs.push_back({a.buffer, t, A::rank, {}});
+      ir::buffer& b = ir_.inputs[it->second];
+      if (b.type != t || b.rank != A::rank)
+        throw error("computation '" + ir_.name + "': input '" + a.buffer +
+                    "' is accessed with different element types or numbers of coordinates");
+      arg_source_[k++] = {it->second, int(b.accesses.size())};
+      b.accesses.push_back(to_ir(a));
+    };
+    std::apply([&](const auto&... a) { (add_input(a), ...); }, inp_.accesses);
+    auto add_output = [&](const auto& a) {
+      using A = std::remove_cvref_t<decltype(a)>;
+      for (auto* bufs : {&ir_.inputs, &ir_.outputs})
+        for (auto& b : *bufs)
+          if (b.name == a.buffer)
+            throw error("computation '" + ir_.name + "': output '" + a.buffer +
+                        "' is named twice (or also an input)");
+      ir_.outputs.push_back(
+          {a.buffer, scalar_type_of<typename A::element_type>(), A::rank, {to_ir(a)}});
+    };
+    std::apply([&](const auto&... a) { (add_output(a), ...); }, out_.accesses);
+
+    // The scalar function, recorded symbolically; IR args are ordered buffer by buffer.
+    std::vector<int> first_arg;
+    int n = 0;
+    for (auto& b : ir_.inputs) {
+      first_arg.push_back(n);
+      n += int(b.accesses.size());
+      for (std::size_t a = 0; a < b.accesses.size(); ++a) ir_.f.arg_types.push_back(b.type);
+    }
+    {
+      recording_scope scope(ir_.f);
+      auto arg = [&](std::size_t pos) {
+        auto [b, a] = arg_source_[pos];
+        return sym::arg(first_arg[b] + a, ir_.inputs[b].type);
+      };
+      auto result = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return detail::as_tuple(hom_.f(arg(K)...));
+      }
+      (std::make_index_sequence<num_args>{});
+      record_results(ir_.f, result);
+    }
+
+    // The reduction operator shared by the pw/ps dimensions.
+    using Op = reduction_type;
+    if constexpr (!std::is_void_v<Op>) {
+      const Op& op = reduction_op();
+      ir_.reduction.kind = Op::kind;
+      if constexpr (Op::kind == ir::builtin::custom) {
+        ir_.reduction.name = op.name;
+        ir_.reduction.identity.assign(op.identity.begin(), op.identity.end());
+        ir::scalar_function& g = ir_.reduction.custom;
+        for (int side = 0; side < 2; ++side)
+          for (auto& o : ir_.outputs) g.arg_types.push_back(o.type);
+        recording_scope scope(g);
+        auto side_args = [&](int side) {
+          return [&]<std::size_t... K>(std::index_sequence<K...>) {
+            return std::make_tuple(
+                sym::arg(side * int(num_results) + int(K), ir_.outputs[K].type)...);
+          }
+          (std::make_index_sequence<num_results>{});
+        };
+        auto lhs = side_args(0), rhs = side_args(1);
+        if constexpr (num_results == 1)
+          record_results(g, detail::as_tuple(op.fn(std::get<0>(lhs), std::get<0>(rhs))));
+        else
+          record_results(g, detail::as_tuple(op.fn(lhs, rhs)));
+      } else {
+        ir_.reduction.name = Op::name;
+      }
+    }
+    ir::validate(ir_);
+  }
+
+  // Stores the recorded results, cast to the output element types.
+  template <class Tuple>
+  void record_results(ir::scalar_function& g, const Tuple& results) {
+    std::size_t r = 0;
+    std::apply(
+        [&](const auto&... v) {
+          ((g.results.push_back(detail::convert(detail::to_sym(v), ir_.outputs[r].type).node()),
+            ++r),
+           ...);
+        },
+        results);
+  }
+
+  out_view_t<OA...> out_;
+  hom_type hom_;
+  inp_view_t<IA...> inp_;
+  ir::computation ir_;
+  std::array<std::pair<int, int>, num_args> arg_source_{};
+};
+
+template <class... OA, class F, class... Ops, class... IA>
+auto computation(std::string name, out_view_t<OA...> out, md_hom_t<F, Ops...> hom,
+                 inp_view_t<IA...> inp) {
+  return computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>>(
+      std::move(name), std::move(out), std::move(hom), std::move(inp));
+}
+template <class... OA, class F, class... Ops, class... IA>
+auto computation(out_view_t<OA...> out, md_hom_t<F, Ops...> hom, inp_view_t<IA...> inp) {
+  return computation("computation", std::move(out), std::move(hom), std::move(inp));
+}
+
+// The IR of any computation (for backends that take plain data).
+template <class C>
+const ir::computation& describe(const C& c) {
+  return c.ir();
+}
+
+}  // namespace mdh

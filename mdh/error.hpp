@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// mdh::error for user errors (bad sizes, bad configurations, failed compiles); MDH_ASSERT for bugs.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace mdh {
+
+// A user-facing error: the message says what went wrong and where.
+class error : public std::runtime_error {
+ public:
+  explicit error(const std::string& what) : std::runtime_error("mdh: " + what) {}
+};
+
+// An internal invariant broke: a bug in mdh, not in the caller's input.
+class internal_error : public std::logic_error {
+ public:
+  explicit internal_error(const std::string& what)
+      : std::logic_error("mdh internal error: " + what) {}
+};
+
+}  // namespace mdh
+
+#define MDH_ASSERT(cond, msg)                                                              \
+  do {                                                                                     \
+    if (!(cond))                                                                           \
+      throw ::mdh::internal_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
+                                  ": " #cond ": " + (msg));                                \
+  } while (0)

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// md_hom(f, ops...): the scalar function f and one combine operator per dimension.
+// Checks Lemma 1 of the MDH papers statically: all pw/ps dimensions share one operator.
+#pragma once
+
+#include <tuple>
+#include <type_traits>
+
+#include <mdh/combine.hpp>
+#include <mdh/index.hpp>
+
+namespace mdh {
+
+namespace detail {
+template <class Op>
+struct reduction_of {
+  using type = void;
+};
+template <class Op>
+struct reduction_of<pw_t<Op>> {
+  using type = Op;
+};
+template <class Op>
+struct reduction_of<ps_t<Op>> {
+  using type = Op;
+};
+
+// The operator type shared by all non-cc dimensions (void if none); `consistent` is false when
+// two dimensions disagree.
+template <class... Ops>
+struct shared_reduction {
+  using type = void;
+  static constexpr bool consistent = true;
+};
+template <class Op, class... Rest>
+struct shared_reduction<Op, Rest...> {
+  using mine = typename reduction_of<Op>::type;
+  using rest = shared_reduction<Rest...>;
+  using type = std::conditional_t<std::is_void_v<mine>, typename rest::type, mine>;
+  static constexpr bool consistent =
+      rest::consistent && (std::is_void_v<mine> || std::is_void_v<typename rest::type> ||
+                           std::is_same_v<mine, typename rest::type>);
+};
+}  // namespace detail
+
+template <class F, class... Ops>
+struct md_hom_t {
+  static constexpr std::size_t rank = sizeof...(Ops);
+  using reduction_type = typename detail::shared_reduction<Ops...>::type;
+  F f;
+  std::tuple<Ops...> ops;
+
+  // Bit d set when dimension d is a pw (point-wise reduction) dimension.
+  static constexpr std::uint32_t pointwise_mask = [] {
+    std::uint32_t m = 0, d = 0;
+    ((m |= (Ops::kind == ir::combine_kind::pointwise ? (1u << d) : 0u), ++d), ...);
+    return m;
+  }();
+};
+
+template <class F, class... Ops>
+md_hom_t<F, std::remove_cvref_t<Ops>...> md_hom(F f, Ops&&... ops) {
+  static_assert(sizeof...(Ops) >= 1, "mdh::md_hom(f, ops...) requires at least one dimension");
+  static_assert(sizeof...(Ops) <= max_rank,
+                "mdh::md_hom(f, ops...) requires at most mdh::max_rank (16) dimensions");
+  static_assert((is_combine_operator_v<Ops> && ...),
+                "mdh::md_hom(f, ops...) requires every 'ops' to be a combine operator "
+                "(mdh::cc, mdh::pw(op) or mdh::ps(op))");
+  static_assert(
+      ((std::remove_cvref_t<Ops>::kind == ir::combine_kind::prefix_sum ? 1 : 0) + ... + 0) <= 1,
+      "mdh::md_hom(f, ops...) requires 'ops' to have at most one ps(op) dimension");
+  static_assert(detail::shared_reduction<std::remove_cvref_t<Ops>...>::consistent,
+                "mdh::md_hom(f, ops...) requires all pw/ps 'ops' to share one operator (Lemma 1: "
+                "e.g. pw(add) with pw(mul) is not a homomorphism)");
+  return {std::move(f), {std::forward<Ops>(ops)...}};
+}
+
+}  // namespace mdh

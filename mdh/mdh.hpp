@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+// The umbrella header: the expression language, the IR and the CPU reference.
+#pragma once
+
+#include <mdh/combine.hpp>      // cc, pw, ps, add, mul, max, min, custom
+#include <mdh/computation.hpp>  // computation, describe
+#include <mdh/error.hpp>        // mdh::error
+#include <mdh/index.hpp>        // indices<N>(), affine index functions
+#include <mdh/ir/computation.hpp>
+#include <mdh/ir/evaluate.hpp>
+#include <mdh/ir/hash.hpp>
+#include <mdh/ir/print.hpp>
+#include <mdh/math.hpp>       // exp, log, sqrt, tanh, erf, abs, select, cast
+#include <mdh/md_hom.hpp>     // md_hom
+#include <mdh/reference.hpp>  // reference
+#include <mdh/tensor.hpp>     // host_tensor, buffer_ref
+#include <mdh/version.hpp>
+#include <mdh/view.hpp>  // in, out, inp_view, out_view
