@@ -4,7 +4,7 @@
 set -euo pipefail
 need=()
 have() { dpkg -s "$1" >/dev/null 2>&1; }
-for p in cmake g++ libboost-dev nlohmann-json3-dev doctest-dev \
+for p in cmake g++ nlohmann-json3-dev doctest-dev \
          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd; do
   have "$p" || need+=("$p")
 done
