@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <mdh/error.hpp>
+#include <mdh/ir/canonical.hpp>
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/hash.hpp>
 #include <mdh/ir/print.hpp>
@@ -291,6 +292,10 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
         ir_.reduction.name = Op::name;
       }
     }
+    // Creation order depends on the compiler (unspecified argument evaluation order).
+    ir_.f = ir::canonicalize(ir_.f);
+    if (ir_.reduction.kind == ir::builtin::custom)
+      ir_.reduction.custom = ir::canonicalize(ir_.reduction.custom);
     ir::validate(ir_);
   }
 

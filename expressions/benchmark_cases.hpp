@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// The cases of benchmarks.md as (name, computation, sizes), for sweeps over the operator library.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <expressions/attn_mask_add.hpp>
+#include <expressions/batch_matmul.hpp>
+#include <expressions/bert_mask.hpp>
+#include <expressions/bias_add_grad.hpp>
+#include <expressions/bias_gelu.hpp>
+#include <expressions/bmatmul.hpp>
+#include <expressions/dot.hpp>
+#include <expressions/jacobi3d.hpp>
+#include <expressions/layernorm.hpp>
+#include <expressions/matmul.hpp>
+#include <expressions/matvec.hpp>
+#include <expressions/mcc.hpp>
+#include <expressions/mcc_nchw.hpp>
+#include <expressions/multiply.hpp>
+#include <expressions/softmax.hpp>
+#include <expressions/subtract.hpp>
+
+namespace mdh::ops {
+
+// Calls visit(name, computation, sizes) for every float32 case of benchmarks.md, in the table's
+// order. Cases made of two computations (softmax, layernorm) give both, as "name/step".
+// Notes: Jacobi3D 256^3 is the interior of a 256^3 grid (sizes 254^3); the ResNet-50 layer
+// derives its image as 229 x 229 (the 230th row/column of the 230 x 230 input is never read).
+template <class Visit>
+void for_each_benchmark_case(Visit&& visit) {
+  using sizes = std::vector<std::int64_t>;
+  auto bmm_nt = batch_matmul<float, false, true>();  // Q * K^T
+  auto bmm_nn = batch_matmul<float>();               // P * V
+  visit(std::string_view("matmul_768x3072"), matmul(), sizes{2048, 3072, 768});
+  visit(std::string_view("matmul_768x768"), matmul(), sizes{2048, 768, 768});
+  visit(std::string_view("bmm_qk"), bmm_nt, sizes{16, 12, 128, 128, 64});
+  visit(std::string_view("bmm_pv"), bmm_nn, sizes{16, 12, 128, 64, 128});
+  visit(std::string_view("bias_add_grad_768"), bias_add_grad(), sizes{2048, 768});
+  visit(std::string_view("bias_add_grad_3072"), bias_add_grad(), sizes{2048, 3072});
+  visit(std::string_view("mul"), multiply(), sizes{2048, 3072});
+  visit(std::string_view("sub"), subtract(), sizes{2048, 3072});
+  visit(std::string_view("attn_mask_subgraph"), attn_mask_add(), sizes{16, 12, 128, 128});
+  visit(std::string_view("softmax/stats"), softmax_stats(), sizes{16 * 12 * 128, 128});
+  visit(std::string_view("softmax/normalize"), softmax_normalize(), sizes{16 * 12 * 128, 128});
+  visit(std::string_view("bias_gelu"), bias_gelu(), sizes{2048, 3072});
+  visit(std::string_view("layernorm/stats"), layernorm_stats(), sizes{2048, 768});
+  visit(std::string_view("layernorm/normalize"), layernorm_normalize(768), sizes{2048, 768});
+  visit(std::string_view("conv3x3_resnet"), mcc_nchw(), sizes{32, 256, 14, 14, 256, 3, 3});
+  visit(std::string_view("mask_sc21"), bert_mask(), sizes{16, 1, 384, 384});
+  visit(std::string_view("bias_add_grad_s384"), bias_add_grad(), sizes{6144, 768});
+  visit(std::string_view("bmm_qk_s384"), bmm_nt, sizes{16, 12, 384, 384, 64});
+  visit(std::string_view("dot"), dot(), sizes{1 << 24});
+  visit(std::string_view("matvec"), matvec(), sizes{4096, 4096});
+  visit(std::string_view("matmul_1024"), matmul(), sizes{1024, 1024, 1024});
+  visit(std::string_view("matmul_16x1000x2048"), matmul(), sizes{16, 1000, 2048});
+  visit(std::string_view("matmul_10x500x64"), matmul(), sizes{10, 500, 64});
+  visit(std::string_view("bmm_16x10x500x64"), bmatmul(), sizes{16, 10, 500, 64});
+  visit(std::string_view("jacobi3d_256"), jacobi3d(), sizes{254, 254, 254});
+  visit(std::string_view("mcc_resnet50_l1"), mcc(2, 2), sizes{16, 112, 112, 64, 7, 7, 3});
+}
+
+}  // namespace mdh::ops

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Bias + GELU: Y(i,j) = gelu(X(i,j) + b(j)), gelu(v) = 0.5 v (1 + erf(v / sqrt 2)); (++, ++).
+#pragma once
+
+#include <mdh/mdh.hpp>
+
+namespace mdh::ops {
+
+// BERT's FFN activation fused with its bias (benchmarks.md bias_gelu), the exact erf form.
+// Sizes (i, j), e.g. (2048, 3072).
+template <class T = float>
+auto bias_gelu() {
+  auto [i, j] = indices<2>();
+  return computation("bias_gelu", out_view(out<T>("Y")(i, j)),
+                     md_hom(
+                         [](auto x, auto b) {
+                           auto v = x + b;
+                           return T(0.5) * v * (T(1) + mdh::erf(v * T(0.70710678118654752440)));
+                         },
+                         cc, cc),
+                     inp_view(in<T>("X")(i, j), in<T>("b")(j)))
+      .with_dim_names({"i", "j"});
+}
+
+}  // namespace mdh::ops

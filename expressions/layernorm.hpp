@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// LayerNorm: (S,Q)(r) = +_c (X, X*X), (++, pw(+)); then Y = (X - mean) / sqrt(var + eps) * g + b.
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <mdh/error.hpp>
+#include <mdh/mdh.hpp>
+
+namespace mdh::ops {
+
+// LayerNorm step 1, the row statistics in one pass: S(r) = sum_c X(r,c) and
+// Q(r) = sum_c X(r,c)^2 (pw(add) on both components). Sizes (r, c), e.g. (2048, 768).
+template <class T = float>
+auto layernorm_stats() {
+  static_assert(std::is_floating_point_v<T>,
+                "mdh::ops::layernorm_stats<T>() requires 'T' to be float or double");
+  auto [r, c] = indices<2>();
+  return computation("layernorm_stats", out_view(out<T>("S")(r), out<T>("Q")(r)),
+                     md_hom([](auto x) { return std::make_tuple(x, x * x); }, cc, pw(add)),
+                     inp_view(in<T>("X")(r, c)))
+      .with_dim_names({"r", "c"});
+}
+
+// LayerNorm step 2, the normalising map over rows of `cols` elements:
+//   mean = S(r)/cols, var = max(Q(r)/cols - mean^2, 0),
+//   Y(r,c) = (X(r,c) - mean) / sqrt(var + eps) * gamma(c) + beta(c).
+// `cols` must equal the c size of both steps (BERT: 768, eps 1e-12). Sizes (r, c).
+template <class T = float>
+auto layernorm_normalize(std::int64_t cols, T eps = T(1e-12)) {
+  static_assert(std::is_floating_point_v<T>,
+                "mdh::ops::layernorm_normalize<T>() requires 'T' to be float or double");
+  if (cols < 1) throw error("mdh::ops::layernorm_normalize: cols must be >= 1");
+  const T inv_n = T(1) / T(cols);
+  auto [r, c] = indices<2>();
+  return computation("layernorm_normalize", out_view(out<T>("Y")(r, c)),
+                     md_hom(
+                         [inv_n, eps](auto x, auto s, auto q, auto g, auto b) {
+                           auto mean = s * inv_n;
+                           auto var = mdh::max(q * inv_n - mean * mean, T(0));
+                           return (x - mean) / mdh::sqrt(var + eps) * g + b;
+                         },
+                         cc, cc),
+                     inp_view(in<T>("X")(r, c), in<T>("S")(r), in<T>("Q")(r), in<T>("gamma")(c),
+                              in<T>("beta")(c)))
+      .with_dim_names({"r", "c"});
+}
+
+// Both steps: `auto [stats, normalize] = mdh::ops::layernorm(768);`, run in that order.
+template <class T = float>
+auto layernorm(std::int64_t cols, T eps = T(1e-12)) {
+  return std::make_pair(layernorm_stats<T>(), layernorm_normalize<T>(cols, eps));
+}
+
+}  // namespace mdh::ops
