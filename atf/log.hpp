@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// The tuning log: JSON lines, a header identifying the search space and then one record per
+// evaluation, appended (and flushed to the OS) the moment it finishes, so a killed run resumes.
+#pragma once
+
+#include <atf/error.hpp>
+#include <atf/evaluator.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace atf {
+
+namespace detail {
+
+inline std::string utc_timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms));
+  return out;
+}
+
+}  // namespace detail
+
+inline constexpr int log_format_version = 1;
+
+struct log_contents {
+  nlohmann::json header;
+  std::vector<nlohmann::json> records;
+  std::uintmax_t good_bytes = 0;  // up to the end of the last complete line
+  bool torn_tail = false;         // a last line cut off by a kill
+};
+
+// Reads and checks a log. Throws atf::error (and never touches the file) when it is not an atf
+// log, belongs to another search space (hash differs), or has a corrupt record.
+inline log_contents read_log(const std::filesystem::path& path, const std::string& space_hash) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error("cannot read tuning log " + path.string());
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  log_contents lc;
+  std::size_t pos = 0, line_no = 0;
+  while (pos < all.size()) {
+    std::size_t nl = all.find('\n', pos);
+    const bool complete = nl != std::string::npos;
+    std::string line = all.substr(pos, complete ? nl - pos : std::string::npos);
+    ++line_no;
+    nlohmann::json j;
+    bool parsed = true;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      parsed = false;
+    }
+    if (!complete && (!parsed || line_no == 1)) {
+      if (line_no == 1)
+        throw error(path.string() +
+                    " is not an atf tuning log (no complete header line); left untouched");
+      lc.torn_tail = true;  // cut off mid-write by a kill: the only damage a crash can do
+      break;
+    }
+    if (line_no == 1) {
+      if (!parsed || !j.is_object() || !j.contains("atf_log"))
+        throw error(path.string() +
+                    " is not an atf tuning log (first line is not an atf header); left untouched");
+      if (j.value("atf_log", 0) != log_format_version)
+        throw error(path.string() + ": unsupported log format version " + j["atf_log"].dump());
+      const std::string h = j.value("space_hash", std::string());
+      if (h != space_hash)
+        throw error(path.string() + " was written for another search space (space hash " + h +
+                    ", this space " + space_hash + "); use another log file; left untouched");
+      lc.header = std::move(j);
+    } else {
+      if (!parsed || !j.is_object() || !j.contains("configuration") || !j.contains("valid"))
+        throw error(path.string() + ":" + std::to_string(line_no) +
+                    ": corrupt record: " + line.substr(0, 120) + "; the log was left untouched");
+      lc.records.push_back(std::move(j));
+    }
+    pos = complete ? nl + 1 : all.size();
+    if (complete) lc.good_bytes = pos;
+  }
+  if (line_no == 0) throw error(path.string() + " is empty, not an atf tuning log; left untouched");
+  return lc;
+}
+
+inline nlohmann::json log_record(const evaluation& e, double elapsed_s) {
+  nlohmann::json j;
+  j["configuration"] = e.config.to_json();
+  j["valid"] = e.valid;
+  j["cost"] = e.valid ? nlohmann::json(e.cost) : nlohmann::json(nullptr);
+  j["invalidity"] = e.invalidity;
+  if (!e.valid) j["error"] = e.error;
+  j["prepare_s"] = e.prepare_s;
+  j["measure_s"] = e.measure_s;
+  j["worker"] = e.worker;
+  j["elapsed_s"] = elapsed_s;
+  j["timestamp"] = detail::utc_timestamp();
+  return j;
+}
+
+// Appends lines with one write() each, so a kill leaves at most a torn last line.
+class log_writer {
+ public:
+  log_writer() = default;
+  log_writer(const std::filesystem::path& path, std::uintmax_t truncate_to, bool truncate)
+      : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw error("cannot open tuning log " + path.string() + ": " + std::strerror(errno));
+    if (truncate && ::ftruncate(fd_, static_cast<off_t>(truncate_to)) != 0)
+      throw error("cannot trim the torn last line of " + path.string());
+  }
+  log_writer(const log_writer&) = delete;
+  log_writer& operator=(const log_writer&) = delete;
+  ~log_writer() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool is_open() const { return fd_ >= 0; }
+
+  void append(const nlohmann::json& j) {
+    if (fd_ < 0) return;
+    std::string line = j.dump() + "\n";
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw error("cannot append to tuning log " + path_.string() + ": " + std::strerror(errno));
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+}  // namespace atf

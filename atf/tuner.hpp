@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+// atf::tuner: runs a search technique over a search space with an evaluator until an abort
+// condition holds, logging every evaluation; a run restarted on the same log resumes without
+// measuring anything twice.
+#pragma once
+
+#include <atf/abort/condition.hpp>
+#include <atf/error.hpp>
+#include <atf/evaluator.hpp>
+#include <atf/log.hpp>
+#include <atf/progress.hpp>
+#include <atf/search/auc_bandit.hpp>
+#include <atf/search/technique.hpp>
+#include <atf/search_space.hpp>
+#include <atf/status.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <concepts>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace atf {
+
+struct tuning_result {
+  configuration best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  bool found = false;             // some valid configuration was evaluated
+  std::uint64_t evaluations = 0;  // unique, including those read back from the log
+  std::uint64_t valid = 0, invalid = 0;
+  std::uint64_t resumed = 0;   // evaluations read back from the log
+  std::uint64_t measured = 0;  // evaluations run in this session
+  double seconds = 0;          // wall time of this session
+  double total_seconds = 0;    // including earlier sessions of the same log
+  std::string technique, abort_condition, stop_reason;
+  std::uint64_t seed = 0;
+  index_t space_size = 0;
+  std::string space_hash;
+  std::vector<std::pair<std::uint64_t, double>> improvements;  // (evaluations, best cost)
+
+  // The "tuning" object of a parameter file.
+  nlohmann::json tuning_json() const {
+    return {{"technique", technique},
+            {"seed", seed},
+            {"evaluations", evaluations},
+            {"valid", valid},
+            {"invalid", invalid},
+            {"duration_s", total_seconds},
+            {"abort", abort_condition},
+            {"stop_reason", stop_reason},
+            {"space_size", to_string(space_size)},
+            {"space_hash", space_hash}};
+  }
+};
+
+class tuner {
+ public:
+  tuner() = default;
+
+  tuner& technique(std::unique_ptr<search::technique> t) {
+    technique_ = std::move(t);
+    return *this;
+  }
+  template <std::derived_from<search::technique> T>
+  tuner& technique(T t) {
+    return technique(std::make_unique<T>(std::move(t)));
+  }
+  tuner& abort_when(abort::condition c) {
+    abort_ = std::move(c);
+    return *this;
+  }
+  tuner& seed(std::uint64_t s) {
+    seed_ = s;
+    return *this;
+  }
+  tuner& log_file(std::filesystem::path p) {
+    log_ = std::move(p);
+    return *this;
+  }
+  tuner& progress(progress_mode m) {
+    progress_ = m;
+    return *this;
+  }
+  // Called on the tuning thread after each evaluation is recorded.
+  tuner& on_evaluation(std::function<void(const evaluation&)> f) {
+    on_eval_ = std::move(f);
+    return *this;
+  }
+
+  tuning_result tune(const search_space& space, const evaluator& ev);
+
+ private:
+  std::unique_ptr<search::technique> technique_;
+  std::optional<abort::condition> abort_;
+  std::optional<std::uint64_t> seed_;
+  std::optional<std::filesystem::path> log_;
+  progress_mode progress_ = progress_mode::automatic;
+  std::function<void(const evaluation&)> on_eval_;
+};
+
+inline tuning_result tuner::tune(const search_space& space, const evaluator& ev) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!technique_) technique_ = std::make_unique<search::auc_bandit>();
+  tuning_result res;
+  res.technique = technique_->name();
+  res.space_size = space.size();
+  res.space_hash = space.hash();
+  res.abort_condition = abort_ ? abort_->describe() : "whole space";
+
+  std::unordered_map<point, double, point_hash> seen;
+  std::vector<double> improvement_times;
+  tuning_status st;
+  st.space_size = space.size();
+  st.improvements = &res.improvements;
+  st.improvement_times = &improvement_times;
+  double elapsed_offset = 0;
+
+  auto record = [&](const configuration& cfg, const point& p, bool valid, double cost) {
+    seen.emplace(p, valid ? cost : search::invalid_cost);
+    ++st.evaluations;
+    (valid ? st.valid : st.invalid) += 1;
+    if (valid && cost < st.best_cost) {
+      st.best_cost = cost;
+      res.best = cfg;
+      res.improvements.emplace_back(st.evaluations, cost);
+      improvement_times.push_back(st.elapsed_s);
+    }
+  };
+
+  // Resume: read the whole log first; a bad log throws before anything is written.
+  std::unique_ptr<log_writer> writer;
+  std::optional<std::uint64_t> logged_seed;
+  if (log_) {
+    std::error_code ec;
+    const bool exists =
+        std::filesystem::exists(*log_, ec) && std::filesystem::file_size(*log_, ec) > 0;
+    if (exists) {
+      log_contents lc = read_log(*log_, space.hash());
+      if (lc.header.contains("seed")) logged_seed = lc.header["seed"].get<std::uint64_t>();
+      std::size_t line = 1;
+      for (const auto& r : lc.records) {
+        ++line;
+        configuration cfg;
+        try {
+          cfg = configuration::from_json(r.at("configuration"));
+        } catch (const std::exception& e) {
+          throw error(log_->string() + ":" + std::to_string(line) + ": corrupt record (" +
+                      e.what() + "); the log was left untouched");
+        }
+        auto p = space.find(cfg);
+        if (!p)
+          throw error(log_->string() + ":" + std::to_string(line) + ": configuration " +
+                      cfg.to_string() + " is not in this search space; the log was left untouched");
+        if (seen.count(*p)) continue;
+        const bool valid = r.at("valid").get<bool>();
+        const double cost = valid ? r.at("cost").get<double>() : search::invalid_cost;
+        st.elapsed_s = r.value("elapsed_s", st.elapsed_s);
+        record(cfg, *p, valid, cost);
+      }
+      elapsed_offset = st.elapsed_s;
+      res.resumed = st.evaluations;
+      writer = std::make_unique<log_writer>(*log_, lc.good_bytes, lc.torn_tail);
+    }
+  }
+  res.seed = seed_ ? *seed_ : logged_seed ? *logged_seed : std::random_device{}();
+  if (log_ && !writer) {
+    writer = std::make_unique<log_writer>(*log_, 0, false);
+    nlohmann::json h = {{"atf_log", log_format_version},
+                        {"space_hash", space.hash()},
+                        {"space_size", to_string(space.size())},
+                        {"parameters", space.names()},
+                        {"technique", res.technique},
+                        {"seed", res.seed},
+                        {"created", detail::utc_timestamp()}};
+    writer->append(h);
+  }
+
+  detail::pipeline pipe(ev);
+  detail::progress_line bar(progress_);
+  technique_->initialize(space, res.seed);
+  std::mt19937_64 escape_rng(res.seed ^ 0x9e3779b97f4a7c15ull);
+  const std::size_t cap = std::max<std::size_t>(1, pipe.capacity());
+  std::uint64_t submitted = 0;
+  index_t scan = 0;
+  int stuck = 0;
+
+  auto now_elapsed = [&] {
+    return elapsed_offset +
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto should_stop = [&] {
+    st.elapsed_s = now_elapsed();
+    if (abort_ && abort_->stop(st))
+      return res.stop_reason = "abort condition " + abort_->describe(), true;
+    if (index_t(st.evaluations) >= space.size())
+      return res.stop_reason = "search space exhausted", true;
+    return false;
+  };
+  auto remaining = [&]() -> std::uint64_t {
+    std::uint64_t r = abort_ ? abort_->remaining(st) : abort::unlimited;
+    const index_t left = space.size() - index_t(st.evaluations);
+    return left < index_t(r) ? static_cast<std::uint64_t>(left) : r;
+  };
+
+  // Evaluates the given new points; returns false when the run must stop (some were cancelled).
+  std::unordered_map<point, double, point_hash> fresh;
+  auto evaluate = [&](const std::vector<point>& pts) -> bool {
+    std::unordered_map<std::uint64_t, point> by_id;
+    for (const auto& p : pts) {
+      by_id.emplace(submitted, p);
+      pipe.submit(submitted++, space.to_configuration(p));
+    }
+    bool complete = true;
+    while (pipe.in_flight() > 0) {
+      evaluation e = pipe.next();
+      st.elapsed_s = now_elapsed();
+      const point& p = by_id.at(e.id);
+      record(e.config, p, e.valid, e.cost);
+      fresh[p] = e.valid ? e.cost : search::invalid_cost;
+      ++res.measured;
+      if (writer) writer->append(log_record(e, st.elapsed_s));
+      if (on_eval_) on_eval_(e);
+      bar.update(st, abort_ ? abort_->progress(st) : -1);
+      if (complete && pipe.in_flight() > 0 && should_stop()) {
+        complete = pipe.cancel_pending() == 0;
+      }
+    }
+    return complete;
+  };
+
+  while (!should_stop()) {
+    if (technique_->finished()) {
+      res.stop_reason = "technique finished";
+      break;
+    }
+    std::vector<point> batch = technique_->ask(cap);
+    if (batch.empty()) {
+      res.stop_reason = "technique finished";
+      break;
+    }
+    std::vector<point> todo;
+    std::unordered_map<point, char, point_hash> queued;
+    for (const auto& p : batch)
+      if (!seen.count(p) && queued.emplace(p, 1).second) todo.push_back(p);
+    const std::uint64_t limit = remaining();
+    bool truncated = false;
+    if (todo.size() > limit) todo.resize(static_cast<std::size_t>(limit)), truncated = true;
+    fresh.clear();
+    const bool complete = evaluate(todo) && !truncated;
+    if (!complete) break;
+    std::vector<double> costs;
+    costs.reserve(batch.size());
+    for (const auto& p : batch) costs.push_back(seen.at(p));
+    technique_->tell(costs);
+    // A technique that only re-proposes known points gets help: one unseen point at random.
+    if (todo.empty() && ++stuck >= 50) {
+      stuck = 0;
+      if (should_stop()) break;
+      std::optional<point> q;
+      for (int i = 0; i < 64 && !q; ++i) {
+        point r = space.random_point(escape_rng);
+        if (!seen.count(r)) q = std::move(r);
+      }
+      for (; !q && scan < space.size(); ++scan) {
+        point r = space.point_at(scan);
+        if (!seen.count(r)) q = std::move(r);
+      }
+      if (q && !evaluate({*q})) break;
+    } else if (!todo.empty()) {
+      stuck = 0;
+    }
+  }
+  bar.update(st, abort_ ? abort_->progress(st) : -1, true);
+  bar.finish();
+
+  res.evaluations = st.evaluations;
+  res.valid = st.valid;
+  res.invalid = st.invalid;
+  res.best_cost = st.best_cost;
+  res.found = st.valid > 0;
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.total_seconds = now_elapsed();
+  return res;
+}
+
+}  // namespace atf

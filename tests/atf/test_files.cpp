@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+// Tests of files: logs (foreign/corrupt), parameter files, T1 expressions and spaces, T4 export,
+// and the process-based cost function.
+#include <atf/atf.hpp>
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+atf::search_space space_ab() {
+  atf::tp a("a", atf::interval<std::int64_t>(1, 8));
+  atf::tp b("b", atf::interval<std::int64_t>(1, 8), atf::less_than_or_eq(a));
+  return atf::search_space(a, b);
+}
+double cost_ab(const atf::configuration& c) {
+  return static_cast<double>(c.get<std::int64_t>("a") * 3 - c.get<std::int64_t>("b"));
+}
+std::filesystem::path temp_path(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("atf_files_" + std::to_string(::getpid()) + "_" + name);
+  std::filesystem::remove(p);
+  return p;
+}
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+atf::tuner quiet(const std::filesystem::path& log, std::uint64_t n) {
+  atf::tuner t;
+  t.seed(1).log_file(log).progress(atf::progress_mode::off).abort_when(atf::abort::evaluations(n));
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("log header and records") {
+  auto space = space_ab();
+  auto log = temp_path("log.jsonl");
+  auto t = quiet(log, 10);
+  t.tune(space, cost_ab);
+  std::ifstream in(log);
+  std::string line;
+  std::getline(in, line);
+  auto h = nlohmann::json::parse(line);
+  CHECK(h["atf_log"] == 1);
+  CHECK(h["space_hash"] == space.hash());
+  CHECK(h["parameters"].size() == 2);
+  int n = 0;
+  while (std::getline(in, line)) {
+    auto r = nlohmann::json::parse(line);
+    CHECK(r.contains("configuration"));
+    CHECK(r.contains("cost"));
+    CHECK(r.contains("timestamp"));
+    CHECK(r.contains("prepare_s"));
+    CHECK(r.contains("measure_s"));
+    ++n;
+  }
+  CHECK(n == 10);
+  std::filesystem::remove(log);
+}
+
+TEST_CASE("a foreign or corrupt log is an error and the file is left untouched") {
+  auto space = space_ab();
+  SUBCASE("log of another space") {
+    auto log = temp_path("other.jsonl");
+    atf::tp a("a", atf::interval<std::int64_t>(1, 9));
+    atf::search_space other(a);
+    auto t = quiet(log, 3);
+    t.tune(other, [](const atf::configuration&) { return 1.0; });
+    const auto before = slurp(log);
+    auto t2 = quiet(log, 3);
+    CHECK_THROWS_WITH_AS(t2.tune(space, cost_ab), doctest::Contains("another search space"),
+                         atf::error);
+    CHECK(slurp(log) == before);
+    std::filesystem::remove(log);
+  }
+  SUBCASE("not a log at all") {
+    auto log = temp_path("foreign.txt");
+    std::ofstream(log) << "hello world\nsecond line\n";
+    const auto before = slurp(log);
+    auto t = quiet(log, 3);
+    CHECK_THROWS_WITH_AS(t.tune(space, cost_ab), doctest::Contains("not an atf tuning log"),
+                         atf::error);
+    CHECK(slurp(log) == before);
+    std::filesystem::remove(log);
+  }
+  SUBCASE("corrupt record in the middle") {
+    auto log = temp_path("corrupt.jsonl");
+    auto t = quiet(log, 5);
+    t.tune(space, cost_ab);
+    auto text = slurp(log);
+    auto second = text.find('\n') + 1;
+    text.insert(second + 5, "#garbage#");
+    std::ofstream(log, std::ios::binary) << text;
+    auto t2 = quiet(log, 8);
+    CHECK_THROWS_WITH_AS(t2.tune(space, cost_ab), doctest::Contains(":2: corrupt record"),
+                         atf::error);
+    CHECK(slurp(log) == text);
+    std::filesystem::remove(log);
+  }
+  SUBCASE("record with a configuration outside the space") {
+    auto log = temp_path("outside.jsonl");
+    auto t = quiet(log, 2);
+    t.tune(space, cost_ab);
+    std::ofstream(log, std::ios::app) << R"({"configuration":{"a":1,"b":5},"valid":true,"cost":1})"
+                                      << "\n";
+    const auto before = slurp(log);
+    auto t2 = quiet(log, 8);
+    CHECK_THROWS_WITH_AS(t2.tune(space, cost_ab), doctest::Contains("not in this search space"),
+                         atf::error);
+    CHECK(slurp(log) == before);
+    std::filesystem::remove(log);
+  }
+}
+
+TEST_CASE("parameter file round trip") {
+  auto space = space_ab();
+  atf::tuner t;
+  t.technique(atf::search::exhaustive{}).seed(4).progress(atf::progress_mode::off);
+  auto r = t.tune(space, cost_ab);
+  auto path = temp_path("params.json");
+  atf::write_parameter_file(path, r, {{"workload", "test"}, {"device", "cpu"}});
+  auto j = nlohmann::json::parse(slurp(path));
+  CHECK(j["configuration"]["a"] == 1);
+  CHECK(j["configuration"]["b"] == 1);
+  CHECK(j["cost"] == 2.0);
+  CHECK(j["tuning"]["technique"] == "exhaustive");
+  CHECK(j["tuning"]["seed"] == 4);
+  CHECK(j["tuning"]["evaluations"] == 36);
+  CHECK(j["tuning"].contains("duration_s"));
+  CHECK(j["meta"]["device"] == "cpu");
+  auto back = atf::read_parameter_file(path);
+  CHECK(back.config == r.best);
+  CHECK(back.cost == 2.0);
+  CHECK(back.meta["workload"] == "test");
+  std::ofstream(path) << "{\"x\": 1}";
+  CHECK_THROWS_AS(atf::read_parameter_file(path), atf::error);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("T1 expressions: semantics and errors that point at the text") {
+  std::set<std::string> known = {"a", "b", "c"};
+  auto eval = [&](const std::string& text, std::int64_t a, std::int64_t b) {
+    atf::tp ta("a", atf::set({a}));
+    atf::tp tb("b", atf::set({b}));
+    try {
+      atf::search_space s({ta, tb}, {atf::parse_expression(text)});
+      return true;
+    } catch (const atf::error& e) {
+      if (std::string(e.what()).find("no valid configuration") == std::string::npos) throw;
+      return false;
+    }
+  };
+  CHECK(eval("a * b <= 12 and not a == b", 3, 4));
+  CHECK_FALSE(eval("a * b <= 12 and not a == b", 3, 3));
+  CHECK(eval("a / b == 0.75", 3, 4));  // real division
+  CHECK(eval("a // b == 0", 3, 4));
+  CHECK(eval("-a % b == 1", 3, 4));  // Python modulo
+  CHECK(eval("min(a, b) == 3 and max(a, b, 10) == 10", 3, 4));
+  CHECK(eval("1 < a < b", 3, 4));  // chained
+  CHECK_FALSE(eval("1 < a < b", 3, 2));
+  CHECK(eval("a ** 2 == 9 or b == 0", 3, 4));
+  CHECK(eval("(a + b) * 2 == 14", 3, 4));
+  CHECK(eval("a != b && !(a > b)", 3, 4));
+
+  auto col = [&](const std::string& text) {
+    try {
+      atf::parse_expression(text, &known);
+    } catch (const atf::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(col("a * (b + ) < 3").find("column 10") != std::string::npos);
+  CHECK(col("a * (b + 1 < 3").find("expected ')'") != std::string::npos);
+  CHECK(col("a + zz < 3").find("unknown parameter 'zz'") != std::string::npos);
+  CHECK(col("a + zz < 3").find("column 5") != std::string::npos);
+  CHECK(col("foo(a) < 3").find("unknown function 'foo'") != std::string::npos);
+  CHECK(col("a < 3 )").find("column 7") != std::string::npos);
+  CHECK(col("").find("empty expression") != std::string::npos);
+  auto msg = col("a $ b");
+  CHECK(msg.find("a $ b\n") != std::string::npos);
+  CHECK(msg.find("\n    ^") != std::string::npos);  // caret under the '$'
+}
+
+TEST_CASE("T1 space files") {
+  auto path = temp_path("t1.json");
+  std::ofstream(path) << R"json({
+    "ConfigurationSpace": {
+      "TuningParameters": [
+        {"Name": "bx", "Type": "int", "Values": "[1, 2, 4, 8, 16, 32]"},
+        {"Name": "by", "Type": "int", "Values": "range(1, 9)"},
+        {"Name": "f", "Type": "float", "Values": "[0.5, 1.0]"},
+        {"Name": "s", "Type": "string", "Values": "['x', 'y']"}
+      ],
+      "Conditions": [
+        {"Parameters": ["bx", "by"], "Expression": "bx * by >= 8"},
+        {"Parameters": ["f", "s"], "Expression": "f > 0.75 or s == 'x'"}
+      ]
+    }
+  })json";
+  auto d = atf::read_space_file(path);
+  auto s = atf::make_space(d);
+  std::uint64_t n = 0;
+  for (int bx : {1, 2, 4, 8, 16, 32})
+    for (int by = 1; by <= 8; ++by) n += bx * by >= 8;
+  CHECK(s.size() == atf::index_t(n * 3));
+  std::ofstream(path)
+      << R"({"parameters": [{"name": "a", "values": [1, 2]}], "constraints": ["a >> 1"]})";
+  try {
+    atf::read_space_file(path);
+    FAIL("no error");
+  } catch (const atf::error& e) {
+    std::string m = e.what();
+    CHECK(m.find("constraint 1") != std::string::npos);
+    CHECK(m.find("column 4") != std::string::npos);
+  }
+  std::ofstream(path) << "{ not json";
+  CHECK_THROWS_WITH_AS(atf::read_space_file(path), doctest::Contains("invalid JSON"), atf::error);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("T4 export is valid JSON with the expected fields") {
+  auto space = space_ab();
+  auto log = temp_path("t4.jsonl");
+  auto t = quiet(log, 12);
+  t.tune(space, [](const atf::configuration& c) -> double {
+    if (c.get<std::int64_t>("a") == 2) throw std::runtime_error("bad");
+    return cost_ab(c);
+  });
+  auto out = temp_path("t4.json");
+  atf::export_t4(log, space.hash(), out);
+  auto j = nlohmann::json::parse(slurp(out));
+  CHECK(j["schema_version"] == "1.0.0");
+  REQUIRE(j["results"].size() == 12);
+  for (const auto& r : j["results"]) {
+    CHECK(r.contains("timestamp"));
+    CHECK(r["configuration"].is_object());
+    CHECK(r["objectives"] == nlohmann::json::array({"time"}));
+    CHECK(r["times"].contains("compilation_time"));
+    CHECK(r["times"]["runtimes"].is_array());
+    CHECK(r["correctness"].is_number());
+    const std::string inv = r["invalidity"];
+    CHECK((inv == "correct" || inv == "runtime"));
+    if (inv == "correct") CHECK(r["measurements"][0]["value"].is_number());
+  }
+  std::filesystem::remove(log);
+  std::filesystem::remove(out);
+}
+
+TEST_CASE("process-based cost function") {
+  atf::tp a("a", atf::interval<std::int64_t>(1, 6));
+  atf::tp m("m", atf::set({"fast", "slow"}));
+  atf::search_space space(a, m);
+  atf::process_options o;
+  o.compile = "test \"$P_a\" != 2 && echo compiled > \"$ATF_EVAL_DIR/bin\"";
+  o.run =
+      "cat \"$ATF_EVAL_DIR/bin\" >/dev/null && if [ \"$P_a\" = 5 ]; then sleep 5; fi; "
+      "if [ \"$P_m\" = slow ]; then echo $((P_a + 10)); else echo $P_a; fi";
+  o.cost = atf::process_options::cost_source::last_number;
+  o.env_prefix = "P_";
+  o.run_timeout = std::chrono::milliseconds(300);
+  o.compile_threads = 2;
+  std::vector<atf::evaluation> evs;
+  atf::tuner t;
+  t.technique(atf::search::exhaustive{})
+      .progress(atf::progress_mode::off)
+      .on_evaluation([&](const atf::evaluation& e) { evs.push_back(e); });
+  auto r = t.tune(space, atf::process_evaluator(o));
+  CHECK(r.evaluations == 12);
+  CHECK(r.best_cost == 1.0);
+  CHECK(r.best.get<std::int64_t>("a") == 1);
+  for (const auto& e : evs) {
+    const auto x = e.config.get<std::int64_t>("a");
+    if (x == 2) CHECK(e.invalidity == "compile");
+    if (x == 5) CHECK(e.invalidity == "timeout");
+    if (x != 2 && x != 5) CHECK(e.valid);
+  }
+  auto p = atf::run_process("echo hi; exit 3", {});
+  CHECK(p.exit_code == 3);
+  CHECK(p.output == "hi\n");
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+// Tests of the evaluation engine (two stages, failures, time-outs) and of resuming a killed run.
+#include <atf/atf.hpp>
+
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace {
+
+atf::search_space small_space() {
+  atf::tp x("x", atf::interval<std::int64_t>(1, 20));
+  atf::tp y("y", atf::interval<std::int64_t>(1, 20), atf::divides(x * 2));
+  return atf::search_space(x, y);
+}
+double cost_of(const atf::configuration& c) {
+  return static_cast<double>(std::abs(c.get<std::int64_t>("x") - 12) +
+                             std::abs(c.get<std::int64_t>("y") - 4)) +
+         1;
+}
+
+std::filesystem::path temp_path(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("atf_test_" + std::to_string(::getpid()) + "_" + name);
+  std::filesystem::remove(p);
+  return p;
+}
+
+std::vector<std::string> lines_of(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> v;
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("failures are recorded with their reason and never end the run") {
+  auto space = small_space();
+  std::vector<atf::evaluation> evs;
+  atf::tuner t;
+  t.technique(atf::search::exhaustive{})
+      .progress(atf::progress_mode::off)
+      .on_evaluation([&](const atf::evaluation& e) { evs.push_back(e); });
+  auto r = t.tune(space, [](const atf::configuration& c) -> double {
+    if (c.get<std::int64_t>("x") == 7) throw std::runtime_error("seven is unlucky");
+    if (c.get<std::int64_t>("x") == 9)
+      throw atf::invalid_configuration("correctness", "wrong result");
+    return cost_of(c);
+  });
+  CHECK(atf::index_t(r.evaluations) == space.size());
+  CHECK(r.invalid > 0);
+  CHECK(r.best_cost == 1.0);
+  bool saw7 = false, saw9 = false;
+  for (const auto& e : evs) {
+    if (e.config.get<std::int64_t>("x") == 7) {
+      CHECK_FALSE(e.valid);
+      CHECK(e.invalidity == "runtime");
+      CHECK(e.error.find("seven is unlucky") != std::string::npos);
+      saw7 = true;
+    }
+    if (e.config.get<std::int64_t>("x") == 9) {
+      CHECK(e.invalidity == "correctness");
+      saw9 = true;
+    }
+  }
+  CHECK(saw7);
+  CHECK(saw9);
+}
+
+TEST_CASE("prepare runs in parallel, measure serially per worker, with time-outs") {
+  auto space = small_space();
+  std::atomic<int> preparing{0}, max_preparing{0}, measuring{0}, max_measuring{0};
+  auto bump = [](std::atomic<int>& cur, std::atomic<int>& mx) {
+    int v = ++cur;
+    int m = mx.load();
+    while (v > m && !mx.compare_exchange_weak(m, v)) {
+    }
+  };
+  atf::evaluator ev(
+      [&](const atf::configuration& c) {
+        bump(preparing, max_preparing);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        --preparing;
+        const auto x = c.get<std::int64_t>("x");
+        if (x == 3) throw std::runtime_error("does not compile");
+        if (x == 5)
+          std::this_thread::sleep_for(std::chrono::milliseconds(600));  // prepare time-out
+        return x * 10;
+      },
+      [&](const atf::configuration& c, std::any& art) {
+        bump(measuring, max_measuring);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        --measuring;
+        CHECK(std::any_cast<std::int64_t>(art) == c.get<std::int64_t>("x") * 10);
+        if (c.get<std::int64_t>("x") == 4)
+          std::this_thread::sleep_for(std::chrono::milliseconds(600));
+        return cost_of(c);
+      },
+      4, 1);
+  ev.prepare_timeout = std::chrono::milliseconds(200);
+  ev.measure_timeout = std::chrono::milliseconds(200);
+  std::vector<atf::evaluation> evs;
+  atf::tuner t;
+  t.technique(atf::search::exhaustive{})
+      .progress(atf::progress_mode::off)
+      .on_evaluation([&](const atf::evaluation& e) { evs.push_back(e); });
+  auto r = t.tune(space, ev);
+  CHECK(atf::index_t(r.evaluations) == space.size());
+  CHECK(max_preparing.load() >= 2);
+  CHECK(max_measuring.load() == 1);
+  CHECK(r.best_cost == 1.0);
+  for (const auto& e : evs) {
+    const auto x = e.config.get<std::int64_t>("x");
+    if (x == 3) CHECK(e.invalidity == "compile");
+    if (x == 4 || x == 5) {
+      CHECK(e.invalidity == "timeout");
+      CHECK_FALSE(e.valid);
+    }
+    if (x == 4) CHECK(e.error.find("measure") != std::string::npos);
+    if (x == 5) CHECK(e.error.find("prepare") != std::string::npos);
+    if (x > 5) CHECK(e.valid);
+  }
+}
+
+TEST_CASE("several measuring workers each measure serially") {
+  auto space = small_space();
+  std::mutex m;
+  std::map<std::size_t, int> busy;
+  std::set<std::size_t> used;
+  atf::evaluator ev([](const atf::configuration&) { return 0; },
+                    [&](const atf::configuration& c, std::any&, std::size_t w) {
+                      {
+                        std::lock_guard lock(m);
+                        CHECK(++busy[w] == 1);
+                        used.insert(w);
+                      }
+                      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                      std::lock_guard lock(m);
+                      --busy[w];
+                      return cost_of(c);
+                    },
+                    2, 3);
+  atf::tuner t;
+  t.technique(atf::search::random{})
+      .seed(1)
+      .progress(atf::progress_mode::off)
+      .abort_when(atf::abort::evaluations(40));
+  auto r = t.tune(space, ev);
+  CHECK(r.evaluations == 40);
+  CHECK(used.size() >= 2);
+}
+
+TEST_CASE("a killed run resumes from its log without measuring anything twice") {
+  auto space = small_space();
+  const auto log = temp_path("resume.jsonl");
+  const std::uint64_t total = 45;
+  auto make_tuner = [&] {
+    atf::tuner t;
+    t.seed(9)
+        .log_file(log)
+        .progress(atf::progress_mode::off)
+        .abort_when(atf::abort::evaluations(total));
+    return t;
+  };
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    auto t = make_tuner();
+    t.tune(space, [](const atf::configuration& c) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return cost_of(c);
+    });
+    ::_exit(0);
+  }
+  // Kill the child once it has logged some evaluations.
+  for (int i = 0; i < 1000 && lines_of(log).size() < 12; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  const auto before = lines_of(log);
+  REQUIRE(before.size() >= 12);
+  REQUIRE(before.size() < total + 1);
+  std::set<std::string> logged;
+  for (std::size_t i = 1; i < before.size(); ++i) {
+    auto j = nlohmann::json::parse(before[i]);
+    logged.insert(atf::configuration::from_json(j["configuration"]).key());
+  }
+
+  std::set<std::string> measured_now;
+  auto t = make_tuner();
+  auto r = t.tune(space, [&](const atf::configuration& c) {
+    CHECK_MESSAGE(!logged.count(c.key()), "measured again: " << c.key());
+    CHECK(measured_now.insert(c.key()).second);
+    return cost_of(c);
+  });
+  CHECK(r.resumed == logged.size());
+  CHECK(r.evaluations == total);
+  CHECK(r.measured == total - logged.size());
+  const auto after = lines_of(log);
+  CHECK(after.size() == total + 1);
+  std::set<std::string> all;
+  for (std::size_t i = 1; i < after.size(); ++i)
+    all.insert(
+        atf::configuration::from_json(nlohmann::json::parse(after[i])["configuration"]).key());
+  CHECK(all.size() == total);
+
+  // The same seed without a kill gives the same best: the resumed run replayed the technique.
+  const auto log2 = temp_path("straight.jsonl");
+  atf::tuner t2;
+  t2.seed(9)
+      .log_file(log2)
+      .progress(atf::progress_mode::off)
+      .abort_when(atf::abort::evaluations(total));
+  auto r2 = t2.tune(space, cost_of);
+  CHECK(r2.best_cost == r.best_cost);
+  CHECK(r2.best == r.best);
+
+  // Running again on a complete log measures nothing.
+  auto t3 = make_tuner();
+  auto r3 = t3.tune(space, [](const atf::configuration&) -> double {
+    FAIL("nothing should be measured");
+    return 0;
+  });
+  CHECK(r3.measured == 0);
+  CHECK(r3.best_cost == r.best_cost);
+  std::filesystem::remove(log);
+  std::filesystem::remove(log2);
+}
+
+TEST_CASE("a torn last line from a kill is dropped on resume") {
+  auto space = small_space();
+  const auto log = temp_path("torn.jsonl");
+  {
+    atf::tuner t;
+    t.seed(3)
+        .log_file(log)
+        .progress(atf::progress_mode::off)
+        .abort_when(atf::abort::evaluations(5));
+    t.tune(space, cost_of);
+  }
+  {
+    std::ofstream out(log, std::ios::app);
+    out << "{\"configuration\": {\"x\": 1";  // cut off mid-write
+  }
+  atf::tuner t;
+  t.seed(3).log_file(log).progress(atf::progress_mode::off).abort_when(atf::abort::evaluations(8));
+  auto r = t.tune(space, cost_of);
+  CHECK(r.resumed == 5);
+  CHECK(r.evaluations == 8);
+  CHECK(lines_of(log).size() == 9);
+  std::filesystem::remove(log);
+}
