@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+// The search space of an expression: from (computation, sizes, device limits) the atf tuning
+// parameters and constraints of the MDH low-level model (mdh/lower/config.hpp), and the way back
+// from an atf configuration to a lower::config.
+//
+// Parameters (d = dimension, b = input buffer):
+//   thr_d      threads along d (powers of two); all thr_d together: threads per block <= limit
+//   t_rm_d     register tile (elements per thread per step); products bounded (registers, unroll)
+//   blk_d      blocks along d: powers of two and ceil(n / 2^q), so odd sizes (384) split evenly
+//   sm_mult_d  shared-memory tile = thr_d * t_rm_d * sm_mult_d; 0 = the whole per-block chunk
+//   strided_d  thread t takes t, t+thr, ... (1) or a consecutive run (0)
+//   thr_map_d  CUDA thread axis of d (0 = x, 1 = y); dims on one axis fold, the last fastest
+//   cache_b, transpose_b, pad_b   shared-memory caching of input b and its tile layout
+//   thr_combine, blk_combine, vec
+// Every constraint that involves a few parameters is part of the space (so the tuner never sees
+// those violations). Whole-configuration resources - shared memory of all cached tiles together,
+// warp-shuffle lane layout - are checked by lower::check before compiling; a configuration that
+// fails it is reported to the tuner as invalid with the violated rule.
+#pragma once
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <atf/atf.hpp>
+#include <mdh/ir/computation.hpp>
+#include <mdh/lower/check.hpp>
+#include <mdh/lower/config.hpp>
+#include <mdh/lower/device_limits.hpp>
+
+namespace mdh::tuning {
+
+struct space_options {
+  std::int64_t max_threads = 1024;  // on top of the device's limit
+  std::int64_t max_t_rm = 8;        // largest register tile per dimension
+  bool allow_strided = true;
+};
+
+namespace detail {
+inline std::string name(const char* stem, std::size_t k) { return lower::param_name(stem, k); }
+
+inline std::vector<std::int64_t> powers_of_two_upto(std::int64_t hi) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t p = 1; p <= hi; p *= 2) v.push_back(p);
+  return v;
+}
+inline std::int64_t pow2_ceil(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+}  // namespace detail
+
+// The tuning parameters of `comp` at `sizes` on a device with `limits`.
+inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
+                                            const std::vector<std::int64_t>& sizes,
+                                            const lower::device_limits& limits,
+                                            const space_options& opt = {}) {
+  using detail::name;
+  using std::int64_t;
+  const std::size_t D = comp.rank();
+  if (sizes.size() != D)
+    throw error("search space of '" + comp.name + "': " + std::to_string(sizes.size()) +
+                " sizes for " + std::to_string(D) + " dimensions");
+  const int64_t max_threads = std::min(opt.max_threads, limits.max_threads_per_block);
+  std::vector<atf::tp> ps;
+
+  // threads: one group, bounded by the threads-per-block limit
+  std::vector<std::string> thr_names;
+  for (std::size_t d = 0; d < D; ++d) {
+    bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum;
+    auto vals =
+        scan ? std::vector<int64_t>{1}
+             : detail::powers_of_two_upto(std::min(max_threads, detail::pow2_ceil(sizes[d])));
+    auto earlier = thr_names;
+    ps.emplace_back(
+        name("thr", d), atf::set(vals),
+        atf::constraint(earlier, [earlier, max_threads](int64_t v, const atf::partial_config& c) {
+          int64_t t = v;
+          for (auto& n : earlier) t *= c.get<int64_t>(n);
+          return t <= max_threads;
+        }));
+    thr_names.push_back(name("thr", d));
+  }
+
+  // register tiles: one group, bounded by the accumulator and unroll limits of lower::check
+  std::vector<std::string> rm_names;
+  for (std::size_t d = 0; d < D; ++d) {
+    std::vector<int64_t> vals;
+    for (int64_t t : {1, 2, 3, 4, 6, 8})
+      if (t <= opt.max_t_rm && (t == 1 || t <= sizes[d])) vals.push_back(t);
+    auto earlier = rm_names;
+    std::vector<bool> counts_acc;  // which earlier dims hold accumulators (++ / ps)
+    for (std::size_t e = 0; e <= d; ++e)
+      counts_acc.push_back(!comp.is_reduction(e) ||
+                           comp.dims[e].combine == ir::combine_kind::prefix_sum);
+    const int64_t results = int64_t(comp.outputs.size());
+    ps.emplace_back(name("t_rm", d), atf::set(vals),
+                    atf::constraint(earlier, [earlier, counts_acc, results](
+                                                 int64_t v, const atf::partial_config& c) {
+                      int64_t all = v, acc = counts_acc.back() ? v : 1;
+                      for (std::size_t e = 0; e < earlier.size(); ++e) {
+                        int64_t x = c.get<int64_t>(earlier[e]);
+                        all *= x;
+                        if (counts_acc[e]) acc *= x;
+                      }
+                      return all <= lower::max_unrolled && acc * results <= lower::max_accumulators;
+                    }));
+    rm_names.push_back(name("t_rm", d));
+  }
+
+  for (std::size_t d = 0; d < D; ++d) {
+    const int64_t n = sizes[d];
+    bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum;
+    std::set<int64_t> blk;
+    if (scan) {
+      blk.insert(1);
+    } else {
+      for (int64_t p = 1; p <= n; p *= 2) {
+        blk.insert(p);
+        blk.insert((n + p - 1) / p);
+      }
+    }
+    ps.emplace_back(name("blk", d), atf::set(std::vector<int64_t>(blk.begin(), blk.end())));
+    ps.emplace_back(name("sm_mult", d), atf::set({int64_t{0}, int64_t{1}, int64_t{2}, int64_t{4}}));
+    ps.emplace_back(name("strided", d), opt.allow_strided && n > 1
+                                            ? atf::set({int64_t{0}, int64_t{1}})
+                                            : atf::set({int64_t{0}}));
+    ps.emplace_back(name("thr_map", d),
+                    D >= 2 ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
+  }
+
+  for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
+    bool can_cache = lower::detail::accesses_share_coefficients(comp.inputs[b]);
+    ps.emplace_back(name("cache", b),
+                    can_cache ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
+    std::string cache = name("cache", b);
+    auto only_cached = [cache](int64_t v, const atf::partial_config& c) {
+      return v == 0 || c.get<int64_t>(cache) == 1;
+    };
+    ps.emplace_back(name("transpose", b),
+                    can_cache && comp.inputs[b].rank >= 2 ? atf::set({int64_t{0}, int64_t{1}})
+                                                          : atf::set({int64_t{0}}),
+                    atf::constraint({cache}, only_cached));
+    ps.emplace_back(name("pad", b),
+                    can_cache ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}),
+                    atf::constraint({cache}, only_cached));
+  }
+
+  bool reduces = comp.has_reduction();
+  ps.emplace_back("thr_combine", reduces && limits.cuda ? atf::set({int64_t{0}, int64_t{1}})
+                                                        : atf::set({int64_t{0}}));
+  ps.emplace_back("blk_combine", reduces && lower::detail::atomic_supported(comp, limits)
+                                     ? atf::set({int64_t{0}, int64_t{1}})
+                                     : atf::set({int64_t{1}}));
+
+  // vector stores along the innermost ++ dimension: blocked, t_rm a multiple of vec
+  int last_cc = -1;
+  for (std::size_t d = 0; d < D; ++d)
+    if (comp.dims[d].combine == ir::combine_kind::concat) last_cc = int(d);
+  if (last_cc < 0) {
+    ps.emplace_back("vec", atf::set({int64_t{1}}));
+  } else {
+    std::string rm = name("t_rm", std::size_t(last_cc)), st = name("strided", std::size_t(last_cc));
+    ps.emplace_back("vec", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}),
+                    atf::constraint({rm, st}, [rm, st](int64_t v, const atf::partial_config& c) {
+                      return v == 1 || (c.get<int64_t>(rm) % v == 0 && c.get<int64_t>(st) == 0);
+                    }));
+  }
+  return ps;
+}
+
+// From a configuration of the space above to the kernel template's configuration.
+inline lower::config to_config(const atf::configuration& a, const ir::computation& comp,
+                               const std::vector<std::int64_t>& sizes) {
+  using detail::name;
+  lower::config c;
+  c.dims.resize(comp.rank());
+  c.inputs.resize(comp.inputs.size());
+  for (std::size_t d = 0; d < comp.rank(); ++d) {
+    auto& x = c.dims[d];
+    x.thr = a.get<std::int64_t>(name("thr", d));
+    x.t_rm = a.get<std::int64_t>(name("t_rm", d));
+    x.blk = a.get<std::int64_t>(name("blk", d));
+    std::int64_t step = x.thr * x.t_rm, mult = a.get<std::int64_t>(name("sm_mult", d));
+    std::int64_t chunk = lower::ceil_div(sizes[d], x.blk);
+    x.t_sm = mult == 0 ? lower::ceil_div(chunk, step) * step : step * mult;
+    x.strided = a.get<std::int64_t>(name("strided", d)) != 0;
+    x.thr_map = int(a.get<std::int64_t>(name("thr_map", d)));
+    x.blk_map = 0;  // every block index folds into grid.x (2^31 - 1 blocks)
+  }
+  for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
+    c.inputs[b].cache = lower::cache_kind(a.get<std::int64_t>(name("cache", b)));
+    c.inputs[b].transpose = a.get<std::int64_t>(name("transpose", b)) != 0;
+    c.inputs[b].pad = a.get<std::int64_t>(name("pad", b));
+  }
+  c.thr_combine = lower::thread_combine(a.get<std::int64_t>("thr_combine"));
+  c.blk_combine = lower::block_combine(a.get<std::int64_t>("blk_combine"));
+  c.vec = a.get<std::int64_t>("vec");
+  return c;
+}
+
+// The space itself (chain of trees over the parameters above).
+inline atf::search_space make_search_space(const ir::computation& comp,
+                                           const std::vector<std::int64_t>& sizes,
+                                           const lower::device_limits& limits,
+                                           const space_options& opt = {}) {
+  return atf::search_space(make_parameters(comp, sizes, limits, opt));
+}
+
+}  // namespace mdh::tuning
