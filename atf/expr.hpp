@@ -7,9 +7,11 @@
 #include <atf/error.hpp>
 #include <atf/value.hpp>
 
+#include <charconv>
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -130,6 +132,63 @@ inline std::string node_text(const node& n, const std::string& self_name) {
   }
 }
 
+// FNV-1a over node_text(n, self_name) without building the string (same value, no allocation).
+struct text_hasher {
+  std::uint64_t h;
+  void put(char c) { h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull; }
+  void put(std::string_view s) {
+    for (char c : s) put(c);
+  }
+  void put_value(const value& v) {
+    if (const auto* i = std::get_if<std::int64_t>(&v)) {
+      char buf[24];
+      auto r = std::to_chars(buf, buf + sizeof buf, *i);
+      put(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+    } else {
+      put(to_string(v));
+    }
+  }
+  void text(const node& n, const std::string& self_name) {
+    switch (n.k) {
+      case op::lit:
+        return put_value(n.lit);
+      case op::param:
+        return put(n.name);
+      case op::self:
+        return put(self_name.empty() ? std::string_view("self") : std::string_view(self_name));
+      case op::lnot:
+        put("not ");
+        return text(*n.kids[0], self_name);
+      case op::neg:
+        put('-');
+        return text(*n.kids[0], self_name);
+      case op::min:
+      case op::max:
+      case op::abs:
+        put(n.k == op::min ? "min(" : n.k == op::max ? "max(" : "abs(");
+        for (std::size_t i = 0; i < n.kids.size(); ++i) {
+          if (i) put(", ");
+          text(*n.kids[i], self_name);
+        }
+        return put(')');
+      default: {
+        auto side = [&](const node& c) {
+          const bool paren =
+              !(c.kids.empty() || c.k == op::min || c.k == op::max || c.k == op::abs);
+          if (paren) put('(');
+          text(c, self_name);
+          if (paren) put(')');
+        };
+        side(*n.kids[0]);
+        put(' ');
+        put(op_symbol(n.k));
+        put(' ');
+        side(*n.kids[1]);
+      }
+    }
+  }
+};
+
 inline void collect_params(const node& n, std::set<std::string>& out, bool& uses_self) {
   if (n.k == op::param) out.insert(n.name);
   if (n.k == op::self) uses_self = true;
@@ -151,6 +210,13 @@ class expr {
   expr to_expr() const { return *this; }
   std::string text(const std::string& self_name = {}) const {
     return detail::node_text(*n_, self_name);
+  }
+
+  // fnv1a(h, text(self_name)) computed without building the text.
+  std::uint64_t hash_text(std::uint64_t h, const std::string& self_name = {}) const {
+    detail::text_hasher t{h};
+    t.text(*n_, self_name);
+    return (t.h ^ 0xff) * 1099511628211ull;
   }
 
   // Names of the parameters the expression reads (atf::self not included).

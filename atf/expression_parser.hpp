@@ -234,7 +234,7 @@ class expr_parser {
         return expr(make_node(k, std::move(args)));
       }
       if (known_ && !known_->count(name)) fail(start, "unknown parameter '" + name + "'");
-      return param(name);
+      return param(std::move(name));
     }
     fail(pos_, "unexpected '" + std::string(1, c) + "'");
   }

@@ -69,6 +69,16 @@ inline std::uint64_t fnv1a(std::uint64_t h, const std::string& s) {
   return (h ^ 0xff) * 1099511628211ull;
 }
 
+// fnv1a(h, to_string(v)) without building the string for integers.
+inline std::uint64_t fnv1a_value(std::uint64_t h, const value& v) {
+  if (v.index() == 0) {
+    text_hasher t{h};
+    t.put_value(v);
+    return (t.h ^ 0xff) * 1099511628211ull;
+  }
+  return fnv1a(h, to_string(v));
+}
+
 struct param_def {
   std::string name;
   std::vector<value> values;  // after own-value constraints

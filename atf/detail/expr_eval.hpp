@@ -85,6 +85,68 @@ struct instr {
   std::uint32_t arg;
 };
 
+// Statically typed code: with integer parameter slots the type (int64 or double) of every
+// sub-expression is known at compile time, so evaluation needs no type tags or checks.
+enum class tcode : std::uint8_t {
+  konst,  // arg: index into tconsts_ (int64 or double bits)
+  slot,   // int64 slot
+  i2f_top,
+  i2f_second,
+  add_i,
+  sub_i,
+  mul_i,
+  divc_i,
+  floordiv_i,
+  modpy_i,
+  modc_i,
+  lt_i,
+  le_i,
+  gt_i,
+  ge_i,
+  eq_i,
+  ne_i,
+  min_i,
+  max_i,
+  add_f,
+  sub_f,
+  mul_f,
+  div_f,
+  floordiv_f,
+  modpy_f,
+  modc_f,
+  lt_f,
+  le_f,
+  gt_f,
+  ge_f,
+  eq_f,
+  ne_f,
+  min_f,
+  max_f,
+  lnot_i,
+  lnot_f,
+  tobool_i,
+  tobool_f,
+  neg_i,
+  neg_f,
+  abs_i,
+  abs_f,
+  and_jump_i,
+  and_jump_f,
+  or_jump_i,
+  or_jump_f,
+  nop,
+};
+
+union tval {
+  std::int64_t i;
+  double d;
+};
+
+struct tinstr {
+  tcode c;
+  std::uint32_t arg;
+};
+
 class compiled_expr {
  public:
   // slot_of maps a parameter name to its slot; self_slot is used for atf::self.
@@ -92,9 +154,15 @@ class compiled_expr {
                 std::size_t self_slot, const std::string& self_name, bool int_slots_only,
                 string_table& strings, std::string where)
       : e_(e), self_name_(self_name), where_(std::move(where)) {
-    int_only_ = int_slots_only;
     emit(*e.node(), slot_of, self_slot, strings);
     if (max_depth_ > kStack) throw error(where_ + ": expression too deep: " + text());
+    if (int_slots_only) {
+      typed_ = true;
+      char t = emit_typed(*e.node(), slot_of, self_slot);
+      typed_ = typed_ && t != 0;
+      result_f_ = t == 'f';
+      if (!typed_) tcode_.clear(), tconsts_.clear();
+    }
   }
 
   // Built on demand: only error messages need it.
@@ -102,7 +170,9 @@ class compiled_expr {
   const std::vector<std::size_t>& slots() const { return slots_; }
 
   bool test(const num* slots) const {
-    return int_only_ ? eval_int(slots) != 0 : eval(slots).truthy();
+    if (!typed_) return eval(slots).truthy();
+    const tval r = eval_typed(slots);
+    return result_f_ ? r.d != 0 : r.i != 0;
   }
 
   num eval(const num* slots) const {
@@ -154,100 +224,182 @@ class compiled_expr {
     return st[0];
   }
 
-  std::int64_t eval_int(const num* slots) const {
-    std::int64_t st[kStack];
+  tval eval_typed(const num* slots) const {
+    tval st[kStack];
     int sp = -1;
-    const instr* code_begin = code_.data();
-    for (const instr* p = code_begin; p != code_begin + code_.size(); ++p) {
-      std::int64_t b;
+    const tinstr* code_begin = tcode_.data();
+    const tinstr* code_end = code_begin + tcode_.size();
+    for (const tinstr* p = code_begin; p != code_end; ++p) {
       switch (p->c) {
-        case code::konst:
-          st[++sp] = consts_[p->arg].i;
+        case tcode::konst:
+          st[++sp] = tconsts_[p->arg];
           continue;
-        case code::slot:
-          st[++sp] = slots[p->arg].i;
+        case tcode::slot:
+          st[++sp].i = slots[p->arg].i;
           continue;
-        case code::lnot:
-          st[sp] = !st[sp];
+        case tcode::i2f_top:
+          st[sp].d = static_cast<double>(st[sp].i);
           continue;
-        case code::to_bool:
-          st[sp] = st[sp] != 0;
+        case tcode::i2f_second:
+          st[sp - 1].d = static_cast<double>(st[sp - 1].i);
           continue;
-        case code::neg:
-          st[sp] = -st[sp];
+        case tcode::lnot_i:
+          st[sp].i = st[sp].i == 0;
           continue;
-        case code::abs:
-          st[sp] = st[sp] < 0 ? -st[sp] : st[sp];
+        case tcode::lnot_f:
+          st[sp].i = st[sp].d == 0;
           continue;
-        case code::and_jump:
-          if (!st[sp])
+        case tcode::tobool_i:
+          st[sp].i = st[sp].i != 0;
+          continue;
+        case tcode::tobool_f:
+          st[sp].i = st[sp].d != 0;
+          continue;
+        case tcode::neg_i:
+          st[sp].i = static_cast<std::int64_t>(0ull - static_cast<std::uint64_t>(st[sp].i));
+          continue;
+        case tcode::neg_f:
+          st[sp].d = -st[sp].d;
+          continue;
+        case tcode::abs_i:
+          if (st[sp].i < 0)
+            st[sp].i = static_cast<std::int64_t>(0ull - static_cast<std::uint64_t>(st[sp].i));
+          continue;
+        case tcode::abs_f:
+          st[sp].d = std::fabs(st[sp].d);
+          continue;
+        case tcode::and_jump_i:
+          if (st[sp].i == 0)
             p = code_begin + p->arg - 1;
           else
             --sp;
           continue;
-        case code::or_jump:
-          if (st[sp])
-            st[sp] = 1, p = code_begin + p->arg - 1;
+        case tcode::and_jump_f:
+          if (st[sp].d == 0)
+            st[sp].i = 0, p = code_begin + p->arg - 1;
           else
             --sp;
+          continue;
+        case tcode::or_jump_i:
+          if (st[sp].i != 0)
+            st[sp].i = 1, p = code_begin + p->arg - 1;
+          else
+            --sp;
+          continue;
+        case tcode::or_jump_f:
+          if (st[sp].d != 0)
+            st[sp].i = 1, p = code_begin + p->arg - 1;
+          else
+            --sp;
+          continue;
+        case tcode::nop:
           continue;
         default:
           break;
       }
-      b = st[sp--];
-      std::int64_t& a = st[sp];
+      const tval b = st[sp--];
+      tval& a = st[sp];
       switch (p->c) {
-        case code::add:
-          a += b;
+        case tcode::add_i:
+          a.i = wrap(static_cast<std::uint64_t>(a.i) + static_cast<std::uint64_t>(b.i));
           break;
-        case code::sub:
-          a -= b;
+        case tcode::sub_i:
+          a.i = wrap(static_cast<std::uint64_t>(a.i) - static_cast<std::uint64_t>(b.i));
           break;
-        case code::mul:
-          a *= b;
+        case tcode::mul_i:
+          a.i = wrap(static_cast<std::uint64_t>(a.i) * static_cast<std::uint64_t>(b.i));
           break;
-        case code::div_c:
-          if (b == 0) throw div_zero();
-          a /= b;
+        case tcode::divc_i:
+          if (b.i == 0) throw div_zero();
+          a.i = a.i / b.i;
           break;
-        case code::floordiv:
-          if (b == 0) throw div_zero();
-          a = floor_div(a, b);
+        case tcode::floordiv_i:
+          if (b.i == 0) throw div_zero();
+          a.i = floor_div(a.i, b.i);
           break;
-        case code::mod_py:
-          if (b == 0) throw div_zero();
-          a = a - floor_div(a, b) * b;
+        case tcode::modpy_i:
+          if (b.i == 0) throw div_zero();
+          a.i = a.i - floor_div(a.i, b.i) * b.i;
           break;
-        case code::mod_c:
-          if (b == 0) throw div_zero();
-          a %= b;
+        case tcode::modc_i:
+          if (b.i == 0) throw div_zero();
+          a.i = a.i % b.i;
           break;
-        case code::pow:
-          a = ipow(a, b);
+        case tcode::lt_i:
+          a.i = a.i < b.i;
           break;
-        case code::lt:
-          a = a < b;
+        case tcode::le_i:
+          a.i = a.i <= b.i;
           break;
-        case code::le:
-          a = a <= b;
+        case tcode::gt_i:
+          a.i = a.i > b.i;
           break;
-        case code::gt:
-          a = a > b;
+        case tcode::ge_i:
+          a.i = a.i >= b.i;
           break;
-        case code::ge:
-          a = a >= b;
+        case tcode::eq_i:
+          a.i = a.i == b.i;
           break;
-        case code::eq:
-          a = a == b;
+        case tcode::ne_i:
+          a.i = a.i != b.i;
           break;
-        case code::ne:
-          a = a != b;
+        case tcode::min_i:
+          a.i = a.i < b.i ? a.i : b.i;
           break;
-        case code::min2:
-          a = a < b ? a : b;
+        case tcode::max_i:
+          a.i = a.i > b.i ? a.i : b.i;
           break;
-        case code::max2:
-          a = a > b ? a : b;
+        case tcode::add_f:
+          a.d += b.d;
+          break;
+        case tcode::sub_f:
+          a.d -= b.d;
+          break;
+        case tcode::mul_f:
+          a.d *= b.d;
+          break;
+        case tcode::div_f:
+          if (b.d == 0) throw div_zero();
+          a.d /= b.d;
+          break;
+        case tcode::floordiv_f:
+          if (b.d == 0) throw div_zero();
+          a.d = std::floor(a.d / b.d);
+          break;
+        case tcode::modpy_f: {
+          if (b.d == 0) throw div_zero();
+          double r = std::fmod(a.d, b.d);
+          if (r != 0 && ((r < 0) != (b.d < 0))) r += b.d;
+          a.d = r;
+          break;
+        }
+        case tcode::modc_f:
+          if (b.d == 0) throw div_zero();
+          a.d = std::fmod(a.d, b.d);
+          break;
+        case tcode::lt_f:
+          a.i = a.d < b.d;
+          break;
+        case tcode::le_f:
+          a.i = a.d <= b.d;
+          break;
+        case tcode::gt_f:
+          a.i = a.d > b.d;
+          break;
+        case tcode::ge_f:
+          a.i = a.d >= b.d;
+          break;
+        case tcode::eq_f:
+          a.i = a.d == b.d;
+          break;
+        case tcode::ne_f:
+          a.i = a.d != b.d;
+          break;
+        case tcode::min_f:
+          a.d = a.d <= b.d ? a.d : b.d;
+          break;
+        case tcode::max_f:
+          a.d = a.d >= b.d ? a.d : b.d;
           break;
         default:
           break;
@@ -384,7 +536,6 @@ class compiled_expr {
     switch (n.k) {
       case op::lit: {
         num v = to_num(n.lit, strings);
-        if (v.t != num::i64) int_only_ = false;
         consts_.push_back(v);
         push({code::konst, static_cast<std::uint32_t>(consts_.size() - 1)}, 1);
         return;
@@ -448,7 +599,7 @@ class compiled_expr {
         c = code::mul;
         break;
       case op::div_real:
-        c = code::div_real, int_only_ = false;
+        c = code::div_real;
         break;
       case op::div_c:
         c = code::div_c;
@@ -463,7 +614,7 @@ class compiled_expr {
         c = code::mod_c;
         break;
       case op::pow:
-        c = code::pow, int_only_ = false;
+        c = code::pow;
         break;
       case op::lt:
         c = code::lt;
@@ -489,12 +640,144 @@ class compiled_expr {
     push({c, 0}, -1);
   }
 
+  static std::int64_t wrap(std::uint64_t x) { return static_cast<std::int64_t>(x); }
+
+  void tpush(tcode c, std::uint32_t arg = 0) { tcode_.push_back({c, arg}); }
+
+  // Emits typed code for n; returns its type ('i' or 'f'), or 0 where the type is only known at
+  // run time (strings, ** whose exponent may be negative, min/max over mixed types).
+  char emit_typed(const node& n, const std::unordered_map<std::string, std::size_t>& slot_of,
+                  std::size_t self_slot) {
+    switch (n.k) {
+      case op::lit: {
+        tval v{};
+        char t;
+        if (const auto* i = std::get_if<std::int64_t>(&n.lit))
+          v.i = *i, t = 'i';
+        else if (const auto* b = std::get_if<bool>(&n.lit))
+          v.i = *b ? 1 : 0, t = 'i';
+        else if (const auto* d = std::get_if<double>(&n.lit))
+          v.d = *d, t = 'f';
+        else
+          return 0;
+        tconsts_.push_back(v);
+        tpush(tcode::konst, static_cast<std::uint32_t>(tconsts_.size() - 1));
+        return t;
+      }
+      case op::param:
+      case op::self: {
+        std::size_t sl = self_slot;
+        if (n.k == op::param) sl = slot_of.find(n.name)->second;  // checked by emit()
+        tpush(tcode::slot, static_cast<std::uint32_t>(sl));
+        return 'i';
+      }
+      case op::land:
+      case op::lor: {
+        const char a = emit_typed(*n.kids[0], slot_of, self_slot);
+        if (!a) return 0;
+        const std::size_t at = tcode_.size();
+        tpush(n.k == op::land ? (a == 'i' ? tcode::and_jump_i : tcode::and_jump_f)
+                              : (a == 'i' ? tcode::or_jump_i : tcode::or_jump_f));
+        const char b = emit_typed(*n.kids[1], slot_of, self_slot);
+        if (!b) return 0;
+        tpush(b == 'f' ? tcode::tobool_f : tcode::tobool_i);
+        tcode_[at].arg = static_cast<std::uint32_t>(tcode_.size());
+        return 'i';
+      }
+      case op::lnot:
+      case op::neg:
+      case op::abs: {
+        const char a = emit_typed(*n.kids[0], slot_of, self_slot);
+        if (!a) return 0;
+        const bool f = a == 'f';
+        if (n.k == op::lnot) return tpush(f ? tcode::lnot_f : tcode::lnot_i), 'i';
+        tpush(n.k == op::neg ? (f ? tcode::neg_f : tcode::neg_i)
+                             : (f ? tcode::abs_f : tcode::abs_i));
+        return a;
+      }
+      case op::min:
+      case op::max: {
+        const char a = emit_typed(*n.kids[0], slot_of, self_slot);
+        if (!a) return 0;
+        for (std::size_t i = 1; i < n.kids.size(); ++i) {
+          if (emit_typed(*n.kids[i], slot_of, self_slot) != a) return 0;
+          const bool f = a == 'f';
+          tpush(n.k == op::min ? (f ? tcode::min_f : tcode::min_i)
+                               : (f ? tcode::max_f : tcode::max_i));
+        }
+        return a;
+      }
+      case op::pow:
+        return 0;
+      default:
+        break;
+    }
+    const char a = emit_typed(*n.kids[0], slot_of, self_slot);
+    if (!a) return 0;
+    const char b = emit_typed(*n.kids[1], slot_of, self_slot);
+    if (!b) return 0;
+    const bool ints = a == 'i' && b == 'i' && n.k != op::div_real;
+    if (!ints) {
+      if (a == 'i') tpush(tcode::i2f_second);
+      if (b == 'i') tpush(tcode::i2f_top);
+    }
+    auto pick = [&](tcode i, tcode f) { tpush(ints ? i : f); };
+    switch (n.k) {
+      case op::add:
+        pick(tcode::add_i, tcode::add_f);
+        return ints ? 'i' : 'f';
+      case op::sub:
+        pick(tcode::sub_i, tcode::sub_f);
+        return ints ? 'i' : 'f';
+      case op::mul:
+        pick(tcode::mul_i, tcode::mul_f);
+        return ints ? 'i' : 'f';
+      case op::div_real:
+        tpush(tcode::div_f);
+        return 'f';
+      case op::div_c:
+        pick(tcode::divc_i, tcode::div_f);
+        return ints ? 'i' : 'f';
+      case op::floordiv:
+        pick(tcode::floordiv_i, tcode::floordiv_f);
+        return ints ? 'i' : 'f';
+      case op::mod_py:
+        pick(tcode::modpy_i, tcode::modpy_f);
+        return ints ? 'i' : 'f';
+      case op::mod_c:
+        pick(tcode::modc_i, tcode::modc_f);
+        return ints ? 'i' : 'f';
+      case op::lt:
+        pick(tcode::lt_i, tcode::lt_f);
+        return 'i';
+      case op::le:
+        pick(tcode::le_i, tcode::le_f);
+        return 'i';
+      case op::gt:
+        pick(tcode::gt_i, tcode::gt_f);
+        return 'i';
+      case op::ge:
+        pick(tcode::ge_i, tcode::ge_f);
+        return 'i';
+      case op::eq:
+        pick(tcode::eq_i, tcode::eq_f);
+        return 'i';
+      case op::ne:
+        pick(tcode::ne_i, tcode::ne_f);
+        return 'i';
+      default:
+        return 0;
+    }
+  }
+
   expr e_;
   std::string self_name_, where_;
+  std::vector<tinstr> tcode_;
+  std::vector<tval> tconsts_;
+  bool typed_ = false, result_f_ = false;
   std::vector<instr> code_;
   std::vector<num> consts_;
   std::vector<std::size_t> slots_;
-  bool int_only_ = true;
   int depth_ = 0, max_depth_ = 0;
 };
 

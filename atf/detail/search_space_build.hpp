@@ -46,7 +46,7 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     for (const auto& v : d.values) {
       d.nums.push_back(detail::to_num(v, strings_));
       d.int_valued &= v.index() == 0 || v.index() == 2;
-      h = detail::fnv1a(h, to_string(v));
+      h = detail::fnv1a_value(h, v);
     }
     h = detail::fnv1a(h, d.name);
     cartesian_ *= static_cast<double>(d.values.size());
@@ -60,19 +60,35 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     return it->second;
   };
   auto add_expr = [&](const expr& e, std::size_t owner) {
-    std::string where = owner == static_cast<std::size_t>(-1)
-                            ? std::string("constraint")
-                            : "constraint of '" + names_[owner] + "'";
     detail::expr_def d{e, owner, {}};
-    for (const auto& n : e.parameters())
-      d.refs.push_back(index_or_throw(n, where + " '" + e.text() + "'"));
-    if (e.uses_self()) {
+    // One walk over the tree: parameter slots (deduplicated) and whether atf::self occurs.
+    bool self = false, unknown = false;
+    auto walk = [&](auto& rec, const detail::node& n) -> void {
+      if (n.k == detail::op::param) {
+        auto it = slot_of_.find(n.name);
+        if (it == slot_of_.end())
+          unknown = true;
+        else if (std::find(d.refs.begin(), d.refs.end(), it->second) == d.refs.end())
+          d.refs.push_back(it->second);
+      } else if (n.k == detail::op::self) {
+        self = true;
+      }
+      for (const auto& k : n.kids) rec(rec, *k);
+    };
+    walk(walk, *e.node());
+    if (unknown) {  // report the first unknown name in sorted order, with the constraint's text
+      std::string where = owner == static_cast<std::size_t>(-1)
+                              ? std::string("constraint")
+                              : "constraint of '" + names_[owner] + "'";
+      for (const auto& n : e.parameters()) index_or_throw(n, where + " '" + e.text() + "'");
+    }
+    if (self) {
       if (owner == static_cast<std::size_t>(-1))
         throw error("constraint '" + e.text() + "' uses atf::self but belongs to no parameter");
       if (std::find(d.refs.begin(), d.refs.end(), owner) == d.refs.end()) d.refs.push_back(owner);
     }
     std::sort(d.refs.begin(), d.refs.end());
-    h = detail::fnv1a(h, e.text(owner == static_cast<std::size_t>(-1) ? "" : names_[owner]));
+    h = owner == static_cast<std::size_t>(-1) ? e.hash_text(h) : e.hash_text(h, names_[owner]);
     exprs_.push_back(std::move(d));
   };
   for (std::size_t i = 0; i < tps.size(); ++i)
@@ -413,6 +429,15 @@ inline std::string search_space::describe_partial(const detail::tree& t, std::si
 inline void search_space::generate(detail::tree& t, unsigned threads, double est_checks) {
   const std::size_t n = t.levels.size();
   const std::size_t P = params_.size();
+  if (n == 1 && t.levels[0].exprs.empty() && t.levels[0].lambdas.empty()) {
+    // A lone parameter (its own constraints already filtered its range): every value is a leaf.
+    const auto nv = static_cast<std::uint32_t>(params_[t.levels[0].param].values.size());
+    t.vidx.assign(1, std::vector<std::uint32_t>(nv));
+    std::iota(t.vidx[0].begin(), t.vidx[0].end(), 0u);
+    t.leaf_start.clear();
+    t.leaves = nv;
+    return;
+  }
   struct cache_entry {
     std::uint32_t offset = 0, size = 0;
     bool done = false;

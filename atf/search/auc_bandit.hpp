@@ -1,24 +1,38 @@
 // SPDX-License-Identifier: MIT
 // The AUC bandit (as in OpenTuner's AUCBanditQueue, ported by ATF): picks among several techniques
 // by the area under each one's recent "found a new best" curve plus an exploration bonus.
+// Short tuning runs matter, so it first samples a few configurations uniformly at random (local
+// searches from random starting points waste their first evaluations far from anything good), and
+// afterwards every local arm (re)starts from the best configuration found so far whenever that
+// has improved since the arm last started from it; uniform random sampling is an arm too, so the
+// bandit keeps exploring when the local searches stall.
 #pragma once
 
 #include <atf/search/pattern_search.hpp>
+#include <atf/search/random.hpp>
 #include <atf/search/simulated_annealing.hpp>
 #include <atf/search/technique.hpp>
 #include <atf/search/torczon.hpp>
 
 #include <deque>
+#include <optional>
 
 namespace atf::search {
 
 class auc_bandit final : public technique {
  public:
-  // Default arms as in ATF: simulated annealing, pattern search, Torczon.
+  // Default arms: simulated annealing, pattern search, Torczon (as in ATF) and random sampling.
   auc_bandit() : auc_bandit(default_arms()) {}
+  // initial_samples: uniform random configurations before the arms take over (default
+  // max(10, 2 * dimensions)); restart_from_best: local arms restart from the incumbent.
   explicit auc_bandit(std::vector<std::unique_ptr<technique>> arms, std::size_t window = 500,
-                      double c = 0.05)
-      : arms_(std::move(arms)), window_(window), c_(c) {
+                      double c = 0.05, std::optional<std::size_t> initial_samples = std::nullopt,
+                      bool restart_from_best = true)
+      : arms_(std::move(arms)),
+        window_(window),
+        c_(c),
+        initial_(initial_samples),
+        restart_from_best_(restart_from_best) {
     if (arms_.empty()) throw error("auc_bandit: needs at least one technique");
   }
   static std::vector<std::unique_ptr<technique>> default_arms() {
@@ -26,6 +40,7 @@ class auc_bandit final : public technique {
     a.push_back(std::make_unique<simulated_annealing>());
     a.push_back(std::make_unique<pattern_search>());
     a.push_back(std::make_unique<torczon>());
+    a.push_back(std::make_unique<random>());
     return a;
   }
 
@@ -35,22 +50,47 @@ class auc_bandit final : public technique {
     return s + ")";
   }
   void initialize(const search_space& space, std::uint64_t seed) override {
+    space_ = &space;
     rng_.seed(seed);
     for (std::size_t i = 0; i < arms_.size(); ++i) arms_[i]->initialize(space, seed * 7919 + i + 1);
     history_.clear();
     best_ = invalid_cost;
+    best_point_.clear();
+    improvements_ = 0;
+    started_from_.assign(arms_.size(), 0);
+    told_ = 0;
+    explore_ = initial_ ? *initial_ : std::max<std::size_t>(10, 2 * space.dimensions());
   }
 
   std::vector<point> ask(std::size_t max_points) override {
+    asked_.clear();
+    if (told_ < explore_ || best_point_.empty()) {  // uniform exploration first
+      current_ = arms_.size();
+      const std::size_t k =
+          std::clamp<std::size_t>(max_points, 1, explore_ > told_ ? explore_ - told_ : 1);
+      for (std::size_t i = 0; i < k; ++i) asked_.push_back(space_->random_point(rng_));
+      return asked_;
+    }
     current_ = select();
-    return arms_[current_]->ask(max_points);
+    if (restart_from_best_ && started_from_[current_] != improvements_) {
+      arms_[current_]->suggest_start(best_point_);
+      started_from_[current_] = improvements_;
+    }
+    asked_ = arms_[current_]->ask(max_points);
+    return asked_;
   }
 
   void tell(const std::vector<double>& costs) override {
-    arms_[current_]->tell(costs);
-    for (double f : costs) {
+    told_ += costs.size();
+    if (current_ < arms_.size()) arms_[current_]->tell(costs);
+    for (std::size_t i = 0; i < costs.size(); ++i) {
+      const double f = costs[i];
       const bool better = f < best_;
-      if (better) best_ = f;
+      if (better) {
+        best_ = f;
+        if (i < asked_.size()) best_point_ = asked_[i], ++improvements_;
+      }
+      if (current_ == arms_.size()) continue;  // exploration credits no arm
       history_.push_back({current_, better});
       if (history_.size() > window_) history_.pop_front();
     }
@@ -87,6 +127,14 @@ class auc_bandit final : public technique {
   std::vector<std::unique_ptr<technique>> arms_;
   std::size_t window_;
   double c_;
+  std::optional<std::size_t> initial_;
+  bool restart_from_best_;
+  const search_space* space_ = nullptr;
+  std::size_t explore_ = 0, told_ = 0;
+  std::vector<point> asked_;
+  point best_point_;
+  std::uint64_t improvements_ = 0;
+  std::vector<std::uint64_t> started_from_;
   std::mt19937_64 rng_;
   std::deque<use> history_;
   double best_ = invalid_cost;

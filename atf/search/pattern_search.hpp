@@ -15,7 +15,7 @@ class pattern_search final : public coordinate_technique {
   std::vector<point> ask(std::size_t) override {
     batch_.clear();
     if (!have_) {
-      batch_.push_back(random_coords());
+      batch_.push_back(start_coords());
     } else {
       for (std::size_t d = 0; d < dims_; ++d)
         for (double s : {-h_, h_}) {

@@ -18,7 +18,7 @@ class simulated_annealing final : public coordinate_technique {
   std::vector<point> ask(std::size_t max_points) override {
     batch_.clear();
     if (!have_) {
-      batch_.push_back(random_coords());
+      batch_.push_back(start_coords());
     } else {
       const std::size_t k = std::clamp<std::size_t>(max_points, 1, 4);
       const double p = std::max(1.0 / static_cast<double>(dims_), 0.3);

@@ -26,6 +26,9 @@ class technique {
   // The costs of the last ask's points, in order; +infinity marks an invalid configuration.
   virtual void tell(const std::vector<double>& costs) = 0;
   virtual bool finished() const { return false; }
+  // A good point found elsewhere (e.g. the incumbent of a bandit): a local technique starts its
+  // next (re)start from it instead of from a random point. Default: ignored.
+  virtual void suggest_start(const point&) {}
 };
 
 inline constexpr double invalid_cost = std::numeric_limits<double>::infinity();
@@ -37,7 +40,13 @@ class coordinate_technique : public technique {
     space_ = &space;
     dims_ = space.dimensions();
     rng_.seed(seed);
+    have_hint_ = false;
     reset();
+  }
+  void suggest_start(const point& p) override {
+    if (!space_) return;
+    hint_ = space_->coordinates_of(p);
+    have_hint_ = true;
   }
 
  protected:
@@ -48,6 +57,14 @@ class coordinate_technique : public technique {
     coords c(dims_);
     for (auto& x : c) x = unit_(rng_);
     return c;
+  }
+  // Where a (re)start begins: the suggested point once, else a random one.
+  coords start_coords() {
+    if (have_hint_) {
+      have_hint_ = false;
+      return hint_;
+    }
+    return random_coords();
   }
   static double clamp01(double x) { return std::clamp(x, 0.0, std::nextafter(1.0, 0.0)); }
   static void clamp(coords& c) {
@@ -65,6 +82,8 @@ class coordinate_technique : public technique {
   std::mt19937_64 rng_;
 
  private:
+  coords hint_;
+  bool have_hint_ = false;
   std::uniform_real_distribution<double> unit_{0.0, 1.0};
   std::normal_distribution<double> normal_{0.0, 1.0};
 };

@@ -16,7 +16,7 @@ class torczon final : public coordinate_technique {
   std::vector<point> ask(std::size_t) override {
     batch_.clear();
     if (phase_ == phase::init) {
-      coords v0 = random_coords();
+      coords v0 = start_coords();
       batch_.push_back(v0);
       for (std::size_t d = 0; d < dims_; ++d) {
         coords v = v0;

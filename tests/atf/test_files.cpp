@@ -288,3 +288,21 @@ TEST_CASE("process-based cost function") {
   CHECK(p.exit_code == 3);
   CHECK(p.output == "hi\n");
 }
+
+TEST_CASE("parsed constraints follow Python semantics on the typed integer path") {
+  auto count = [](const std::string& c) {
+    nlohmann::json doc = {
+        {"parameters",
+         {{{"name", "x"}, {"values", {-7, -5, -3, -1, 0, 1, 3, 5, 7}}},
+          {{"name", "y"}, {"values", {1, 2, 3}}}}},
+        {"constraints", {c}}};
+    return static_cast<std::uint64_t>(atf::make_space(atf::parse_space_json(doc, "t")).size());
+  };
+  // Expected counts computed with Python 3 over the same values.
+  CHECK(count("x / y == 2.5") == 1);        // real division
+  CHECK(count("x // y == -4") == 1);        // floor division rounds down
+  CHECK(count("x % y == 1") == 11);         // Python modulo takes the divisor's sign
+  CHECK(count("(x / y) % 2 == 0.5") == 4);  // double modulo after real division
+  CHECK(count("min(x, y) == -7 and abs(x) == 7") == 3);
+  CHECK(count("not x or y * 1.5 > 4") == 11);
+}
