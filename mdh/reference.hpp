@@ -10,6 +10,7 @@
 #include <exception>
 #include <initializer_list>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -41,8 +42,7 @@ inline linear_access linearize(const ir::access& a, const shape_t& shape, std::s
 // Checks count, element type and every extent of the given buffers against the description.
 inline void check_buffers(const ir::computation& c, const std::vector<std::int64_t>& sizes,
                           const std::vector<ir::buffer>& expected,
-                          std::initializer_list<buffer_ref> given, const char* what,
-                          const char* where) {
+                          std::span<const buffer_ref> given, const char* what, const char* where) {
   if (given.size() != expected.size()) {
     std::string names;
     for (auto& b : expected) names += (names.empty() ? "" : ", ") + b.name;
@@ -76,7 +76,7 @@ inline void check_buffers(const ir::computation& c, const std::vector<std::int64
 // order. Throws mdh::error naming the buffer and dimension on any mismatch, before writing.
 template <class C>
 void reference(const C& comp, const std::vector<std::int64_t>& sizes,
-               std::initializer_list<buffer_ref> inputs, std::initializer_list<buffer_ref> outputs,
+               std::span<const buffer_ref> inputs, std::span<const buffer_ref> outputs,
                unsigned threads = 0) {
   const ir::computation& c = comp.ir();
   comp.check_sizes(sizes);
@@ -90,7 +90,7 @@ void reference(const C& comp, const std::vector<std::int64_t>& sizes,
   // Per lambda argument: data pointer and linear access; per output: the same.
   std::array<const void*, A> arg_ptr{};
   std::array<detail::linear_access, A> arg_lin;
-  std::vector<buffer_ref> in(inputs), out(outputs);
+  std::vector<buffer_ref> in(inputs.begin(), inputs.end()), out(outputs.begin(), outputs.end());
   for (std::size_t k = 0; k < A; ++k) {
     auto [b, a] = comp.arg_source()[k];
     arg_ptr[k] = in[b].data;
@@ -217,6 +217,14 @@ void reference(const C& comp, const std::vector<std::int64_t>& sizes,
     });
   for (auto& th : pool) th.join();
   if (failure) std::rethrow_exception(failure);
+}
+
+template <class C>
+void reference(const C& comp, const std::vector<std::int64_t>& sizes,
+               std::initializer_list<buffer_ref> inputs, std::initializer_list<buffer_ref> outputs,
+               unsigned threads = 0) {
+  reference(comp, sizes, std::span<const buffer_ref>(inputs.begin(), inputs.size()),
+            std::span<const buffer_ref>(outputs.begin(), outputs.size()), threads);
 }
 
 }  // namespace mdh

@@ -3,7 +3,9 @@
 // type-erased view that the reference and the backends take, so sizes can be checked per dimension.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -45,6 +47,11 @@ struct buffer_ref {
 
 template <class T>
 class host_tensor {
+  static_assert(
+      !std::is_same_v<T, bool>,
+      "mdh::host_tensor<T> requires 'T' not to be bool (std::vector<bool> has no data()); "
+      "use mdh::host_buffer(scalar_type::boolean, shape) for bool buffers");
+
  public:
   host_tensor() = default;
   explicit host_tensor(shape_t shape, T fill = T{})
@@ -72,9 +79,7 @@ class host_tensor {
   host_tensor& randomize(std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
     std::mt19937_64 rng(seed);
     for (auto& x : data_) {
-      if constexpr (std::is_same_v<T, bool>) {
-        x = (rng() & 1) != 0;
-      } else if constexpr (std::is_integral_v<T>) {
+      if constexpr (std::is_integral_v<T>) {
         std::uniform_int_distribution<std::int64_t> u(static_cast<std::int64_t>(lo),
                                                       static_cast<std::int64_t>(hi));
         do x = static_cast<T>(u(rng));
@@ -106,6 +111,59 @@ class host_tensor {
 
   shape_t shape_;
   std::vector<T> data_;
+};
+
+// An owning, type-erased dense array: what code that handles computations of any element
+// types (the tuner, the command-line tools) allocates.
+class host_buffer {
+ public:
+  host_buffer(scalar_type type, shape_t shape)
+      : type_(type),
+        shape_(std::move(shape)),
+        bytes_(static_cast<std::size_t>(element_count(shape_)) * size_of(type)) {}
+
+  scalar_type type() const { return type_; }
+  const shape_t& shape() const { return shape_; }
+  std::size_t bytes() const { return bytes_.size(); }
+  void* data() { return bytes_.data(); }
+  const void* data() const { return bytes_.data(); }
+  operator buffer_ref() const { return {const_cast<std::byte*>(bytes_.data()), type_, shape_}; }
+
+  // Random non-zero values (as host_tensor::randomize): floats in [-1, 1], integers in [1, 9].
+  host_buffer& randomize(std::uint64_t seed) {
+    switch (type_) {
+      case scalar_type::f32:
+        fill<float>(seed, -1, 1);
+        break;
+      case scalar_type::f64:
+        fill<double>(seed, -1, 1);
+        break;
+      case scalar_type::i32:
+        fill<std::int32_t>(seed, 1, 9);
+        break;
+      case scalar_type::i64:
+        fill<std::int64_t>(seed, 1, 9);
+        break;
+      case scalar_type::boolean: {
+        std::mt19937_64 rng(seed);
+        for (auto& b : bytes_) b = std::byte(rng() & 1);
+        break;
+      }
+    }
+    return *this;
+  }
+
+ private:
+  template <class T>
+  void fill(std::uint64_t seed, double lo, double hi) {
+    host_tensor<T> t(shape_);
+    t.randomize(seed, lo, hi);
+    std::memcpy(bytes_.data(), t.data(), bytes_.size());
+  }
+
+  scalar_type type_;
+  shape_t shape_;
+  std::vector<std::byte> bytes_;
 };
 
 }  // namespace mdh

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// The tuning target for an OpenCL device (PoCL on a machine without a GPU): builds in the prepare
+// stage, checks the first run of each configuration against the reference, times with the host
+// clock around launch + clFinish (median of several runs).
+#pragma once
+
+#include <algorithm>
+#include <any>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <atf/evaluator.hpp>
+#include <backends/opencl/runtime.hpp>
+#include <mdh/tuning/parameter_file.hpp>
+#include <mdh/tuning/verify.hpp>
+
+namespace mdh::tuning {
+
+class opencl_target {
+ public:
+  explicit opencl_target(opencl::context& ctx, int repetitions = 5)
+      : ctx_(&ctx), limits_(ctx.limits()), repetitions_(repetitions) {}
+
+  device_id id() const { return {"opencl", limits_.name, ""}; }
+  lower::device_limits limits() const { return limits_; }
+  std::size_t workers() const { return 1; }
+
+  void set_data(const ir::computation& c, const std::vector<std::int64_t>& sizes,
+                std::span<const buffer_ref> inputs, std::span<const buffer_ref> expected) {
+    reduction_length_ = reduction_length(c, sizes);
+    inputs_.clear(), outputs_.clear(), expected_.assign(expected.begin(), expected.end());
+    for (auto& r : inputs)
+      inputs_.emplace_back(*ctx_, std::size_t(r.size()) * size_of(r.type), r.data);
+    for (auto& r : expected) outputs_.emplace_back(*ctx_, std::size_t(r.size()) * size_of(r.type));
+  }
+
+  std::any prepare(lower::kernel_plan plan) {
+    try {
+      return std::make_shared<opencl::program>(*ctx_, std::move(plan));
+    } catch (const error& e) {
+      throw atf::invalid_configuration("compile", e.what());
+    }
+  }
+
+  double measure(std::any& prepared, std::size_t /*worker*/) {
+    auto& prog = *std::any_cast<std::shared_ptr<opencl::program>&>(prepared);
+    std::vector<cl_mem> in, out;
+    for (auto& b : inputs_) in.push_back(b.get());
+    for (auto& b : outputs_) out.push_back(b.get());
+    // First run: poisoned outputs, compared with the reference.
+    for (std::size_t r = 0; r < outputs_.size(); ++r) {
+      std::vector<unsigned char> poison(outputs_[r].bytes(), 0xFF);  // NaN for floats
+      MDH_CL(clEnqueueWriteBuffer(ctx_->queue(), outputs_[r].get(), CL_TRUE, 0, poison.size(),
+                                  poison.data(), 0, nullptr, nullptr));
+    }
+    prog.launch(in, out);
+    MDH_CL(clFinish(ctx_->queue()));
+    for (std::size_t r = 0; r < outputs_.size(); ++r) {
+      host_buffer got(expected_[r].type, expected_[r].shape);
+      outputs_[r].download(*ctx_, got.data());
+      if (auto why = compare(got, expected_[r], reduction_length_); !why.empty())
+        throw atf::invalid_configuration(
+            "correctness", "output '" + prog.plan().outputs[r].name + "' wrong: " + why);
+    }
+    std::vector<double> us;
+    for (int k = 0; k < repetitions_; ++k) {
+      auto t0 = std::chrono::steady_clock::now();
+      prog.launch(in, out);
+      MDH_CL(clFinish(ctx_->queue()));
+      us.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+    return us[us.size() / 2];
+  }
+
+ private:
+  opencl::context* ctx_;
+  lower::device_limits limits_;
+  int repetitions_;
+  std::int64_t reduction_length_ = 1;
+  std::vector<opencl::buffer> inputs_, outputs_;
+  std::vector<buffer_ref> expected_;
+};
+
+}  // namespace mdh::tuning

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// mdh::tuning::tune: tunes one computation at given sizes on one target (a CUDA GPU, or an
+// OpenCL device such as PoCL) with atf, and writes the best configuration as a parameter file.
+//
+// Per evaluation: the prepare stage (CPU threads, in parallel) maps the atf configuration to a
+// lower::config, checks it, lowers it and compiles the kernel; the measure stage (one worker per
+// device) loads it, checks its first run against the CPU reference (on fresh random non-zero
+// inputs, outputs poisoned) and times it. Every failure becomes an invalid configuration with its
+// reason in the log; the run goes on. The log makes an interrupted run resumable.
+//
+// A Target provides:
+//   tuning::device_id id() const;  lower::device_limits limits() const;  std::size_t workers()
+//   const; void set_data(const ir::computation&, sizes, span<const buffer_ref> in, span<const
+//   buffer_ref> want); std::any prepare(const lower::kernel_plan&);        // thread-safe
+//   (compiles) double measure(std::any& prepared, std::size_t worker);  // µs; throws on failure
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <atf/atf.hpp>
+#include <backends/tuning/search_space.hpp>
+#include <mdh/lower/lower.hpp>
+#include <mdh/reference.hpp>
+#include <mdh/tensor.hpp>
+#include <mdh/tuning/parameter_file.hpp>
+
+namespace mdh::tuning {
+
+struct tune_options {
+  std::string technique = "auc_bandit";  // or exhaustive, random, annealing, de, pattern, torczon
+  std::uint64_t seed = 1;
+  double seconds = 60;                   // wall-time budget (0: none)
+  std::uint64_t evaluations = 0;         // evaluation budget (0: none)
+  std::filesystem::path log;             // JSON-lines log; an existing one is resumed
+  std::filesystem::path parameter_file;  // where the best configuration goes (empty: not written)
+  std::size_t prepare_threads = 0;       // compile threads (0: all cores)
+  atf::progress_mode progress = atf::progress_mode::automatic;
+  space_options space;
+  std::uint64_t data_seed = 7;  // seed of the random inputs
+};
+
+struct tune_result {
+  parameter_record record;
+  atf::tuning_result run;
+  lower::config best;
+};
+
+inline std::unique_ptr<atf::search::technique> make_technique(const std::string& name) {
+  namespace s = atf::search;
+  if (name == "auc_bandit" || name == "default") return std::make_unique<s::auc_bandit>();
+  if (name == "exhaustive") return std::make_unique<s::exhaustive>();
+  if (name == "random") return std::make_unique<s::random>();
+  if (name == "annealing") return std::make_unique<s::simulated_annealing>();
+  if (name == "de") return std::make_unique<s::differential_evolution>();
+  if (name == "pattern") return std::make_unique<s::pattern_search>();
+  if (name == "torczon") return std::make_unique<s::torczon>();
+  throw error("unknown search technique '" + name +
+              "' (known: auc_bandit, exhaustive, random, annealing, de, pattern, torczon)");
+}
+
+// Random inputs and the reference outputs for a computation at `sizes`.
+struct workload_data {
+  std::vector<host_buffer> inputs, expected;
+  std::vector<buffer_ref> input_refs() const { return {inputs.begin(), inputs.end()}; }
+  std::vector<buffer_ref> expected_refs() const { return {expected.begin(), expected.end()}; }
+};
+
+template <class Comp>
+workload_data make_workload_data(const Comp& comp, const std::vector<std::int64_t>& sizes,
+                                 std::uint64_t seed) {
+  const ir::computation& c = comp.ir();
+  workload_data d;
+  for (std::size_t b = 0; b < c.inputs.size(); ++b)
+    d.inputs.emplace_back(c.inputs[b].type, ir::buffer_shape(c, c.inputs[b], sizes))
+        .randomize(seed + b);
+  for (auto& o : c.outputs) d.expected.emplace_back(o.type, ir::buffer_shape(c, o, sizes));
+  auto in = d.input_refs();
+  auto out = d.expected_refs();
+  reference(comp, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(out));
+  return d;
+}
+
+template <class Target, class Comp>
+tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& target,
+                 const tune_options& opt) {
+  const ir::computation& c = comp.ir();
+  comp.check_sizes(sizes);
+  const lower::device_limits limits = target.limits();
+  atf::search_space space = make_search_space(c, sizes, limits, opt.space);
+
+  workload_data data = make_workload_data(comp, sizes, opt.data_seed);
+  auto in = data.input_refs();
+  auto want = data.expected_refs();
+  target.set_data(c, sizes, in, want);
+
+  atf::evaluator ev;
+  ev.prepare = [&](const atf::configuration& a) -> std::any {
+    lower::config cfg = to_config(a, c, sizes);
+    try {
+      lower::check(cfg, c, sizes, limits);
+    } catch (const error& e) {
+      throw atf::invalid_configuration("constraint", e.what());
+    }
+    return target.prepare(lower::lower(c, sizes, cfg, limits));
+  };
+  ev.measure = [&](const atf::configuration&, std::any& prepared, std::size_t worker) {
+    return target.measure(prepared, worker);
+  };
+  ev.prepare_threads = opt.prepare_threads;
+  ev.measure_workers = target.workers();
+
+  atf::abort::condition stop = atf::abort::evaluations(atf::abort::unlimited);
+  bool limited = false;
+  if (opt.seconds > 0) {
+    stop = atf::abort::duration(std::chrono::duration<double>(opt.seconds));
+    limited = true;
+  }
+  if (opt.evaluations > 0) {
+    auto n = atf::abort::evaluations(opt.evaluations);
+    stop = limited ? (stop || n) : n;
+    limited = true;
+  }
+  atf::tuner t;
+  t.technique(make_technique(opt.technique)).seed(opt.seed).progress(opt.progress);
+  if (limited) t.abort_when(stop);
+  if (!opt.log.empty()) t.log_file(opt.log);
+  tune_result result;
+  result.run = t.tune(space, ev);
+  if (!result.run.found)
+    throw error("tuning " + c.name + ": no valid configuration among " +
+                std::to_string(result.run.evaluations) + " evaluations (see the log for reasons)");
+  result.best = to_config(result.run.best, c, sizes);
+  nlohmann::json cfg_json = result.best;
+  nlohmann::json tuning = result.run.tuning_json();
+  tuning["date"] = utc_now();
+  tuning["space_parameters"] = result.run.best.to_json();
+  result.record = {workload::of(c, sizes), target.id(), cfg_json,
+                   result.run.best_cost,   "us",        tuning};
+  if (!opt.parameter_file.empty()) write_parameter_file(opt.parameter_file, result.record);
+  return result;
+}
+
+}  // namespace mdh::tuning
