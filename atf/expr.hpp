@@ -9,6 +9,7 @@
 
 #include <charconv>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -195,27 +196,192 @@ inline void collect_params(const node& n, std::set<std::string>& out, bool& uses
   for (const auto& k : n.kids) collect_params(*k, out, uses_self);
 }
 
+// The flat form of an expression: nodes in postfix order, each with the size of its subtree, so
+// the last node is the root and a node's last kid sits just before it. Parsed constraint strings
+// are built straight into this form (one vector, no node per operand); the tree form is only made
+// if someone asks for node().
+struct flat_node {
+  op k;
+  std::uint32_t arg;   // lit: index into lits; param: index into names; min/max/abs: kid count
+  std::uint32_t size;  // nodes in the subtree, this one included
+};
+
+struct flat_expr {
+  std::vector<flat_node> nodes;
+  std::vector<value> lits;
+  std::string pool;                                          // parameter names, back to back
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> names;  // distinct names: offset, length
+  mutable std::once_flag tree_once;
+  mutable std::shared_ptr<const node> tree;
+
+  std::string_view name(std::size_t i) const {
+    return std::string_view(pool).substr(names[i].first, names[i].second);
+  }
+  std::uint32_t root() const { return static_cast<std::uint32_t>(nodes.size() - 1); }
+  // Kid indices of node i, first to last (at most n of them are written to out).
+  std::size_t kids(std::uint32_t i, std::uint32_t* out, std::size_t n) const {
+    const std::size_t nk = kid_count(i);
+    std::uint32_t at = i;
+    for (std::size_t j = nk; j-- > 0;) {
+      const std::uint32_t kid = at - 1;
+      if (j < n) out[j] = kid;
+      at = kid + 1 - nodes[kid].size;
+    }
+    return nk;
+  }
+  std::size_t kid_count(std::uint32_t i) const {
+    switch (nodes[i].k) {
+      case op::lit:
+      case op::param:
+      case op::self:
+        return 0;
+      case op::lnot:
+      case op::neg:
+        return 1;
+      case op::min:
+      case op::max:
+      case op::abs:
+        return nodes[i].arg;
+      default:
+        return 2;
+    }
+  }
+  // Index of the name, adding it when new.
+  std::uint32_t intern(std::string_view n) {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (name(i) == n) return static_cast<std::uint32_t>(i);
+    names.emplace_back(static_cast<std::uint32_t>(pool.size()), static_cast<std::uint32_t>(n.size()));
+    pool.append(n);
+    return static_cast<std::uint32_t>(names.size() - 1);
+  }
+  void push(op k, std::uint32_t arg, std::uint32_t size) { nodes.push_back({k, arg, size}); }
+  // Appends a copy of the subtree ending at node i (a shared operand of a chained comparison).
+  void copy_subtree(std::uint32_t i) {
+    const std::uint32_t b = i + 1 - nodes[i].size;
+    for (std::uint32_t j = b; j <= i; ++j) nodes.push_back(nodes[j]);
+  }
+};
+
+// Appends the text of a flat subtree to a sink with put(char) and put(string_view); the same text
+// as node_text of the equivalent tree.
+template <class Sink>
+void flat_text(const flat_expr& f, std::uint32_t i, std::string_view self_name, Sink& out) {
+  const flat_node& n = f.nodes[i];
+  switch (n.k) {
+    case op::lit:
+      return out.put_value(f.lits[n.arg]);
+    case op::param:
+      return out.put(f.name(n.arg));
+    case op::self:
+      return out.put(self_name.empty() ? std::string_view("self") : self_name);
+    case op::lnot:
+      out.put(std::string_view("not "));
+      return flat_text(f, i - 1, self_name, out);
+    case op::neg:
+      out.put('-');
+      return flat_text(f, i - 1, self_name, out);
+    case op::min:
+    case op::max:
+    case op::abs: {
+      out.put(std::string_view(n.k == op::min ? "min(" : n.k == op::max ? "max(" : "abs("));
+      std::vector<std::uint32_t> ks(n.arg);
+      f.kids(i, ks.data(), ks.size());
+      for (std::size_t j = 0; j < ks.size(); ++j) {
+        if (j) out.put(std::string_view(", "));
+        flat_text(f, ks[j], self_name, out);
+      }
+      return out.put(')');
+    }
+    default: {
+      std::uint32_t ks[2];
+      f.kids(i, ks, 2);
+      auto side = [&](std::uint32_t c) {
+        const op ck = f.nodes[c].k;
+        const bool paren = !(f.kid_count(c) == 0 || ck == op::min || ck == op::max || ck == op::abs);
+        if (paren) out.put('(');
+        flat_text(f, c, self_name, out);
+        if (paren) out.put(')');
+      };
+      side(ks[0]);
+      out.put(' ');
+      out.put(std::string_view(op_symbol(n.k)));
+      out.put(' ');
+      side(ks[1]);
+    }
+  }
+}
+
+struct text_builder {
+  std::string s;
+  void put(char c) { s += c; }
+  void put(std::string_view t) { s.append(t); }
+  void put_value(const value& v) { s += to_string(v); }
+};
+
+inline node_ptr flat_to_tree(const flat_expr& f, std::uint32_t i) {
+  const flat_node& n = f.nodes[i];
+  if (n.k == op::lit) return make_node(op::lit, {}, f.lits[n.arg]);
+  if (n.k == op::param) return make_node(op::param, {}, {}, std::string(f.name(n.arg)));
+  std::vector<std::uint32_t> ks(f.kid_count(i));
+  f.kids(i, ks.data(), ks.size());
+  std::vector<node_ptr> kids;
+  kids.reserve(ks.size());
+  for (auto k : ks) kids.push_back(flat_to_tree(f, k));
+  return make_node(n.k, std::move(kids));
+}
+
+// The flat form of a tree (for expressions built with C++ operators).
+inline std::uint32_t flatten_into(const node& n, flat_expr& f) {
+  std::uint32_t size = 1;
+  for (const auto& k : n.kids) size += flatten_into(*k, f);
+  std::uint32_t arg = 0;
+  if (n.k == op::lit) {
+    f.lits.push_back(n.lit);
+    arg = static_cast<std::uint32_t>(f.lits.size() - 1);
+  } else if (n.k == op::param) {
+    arg = f.intern(n.name);
+  } else if (n.k == op::min || n.k == op::max || n.k == op::abs) {
+    arg = static_cast<std::uint32_t>(n.kids.size());
+  }
+  f.push(n.k, arg, size);
+  return size;
+}
+
 }  // namespace detail
 
 class expr {
  public:
   expr(detail::node_ptr n) : n_(std::move(n)) {}  // NOLINT: implicit by design
+  explicit expr(std::shared_ptr<const detail::flat_expr> f) : f_(std::move(f)) {}
   template <class T>
   requires(std::is_arithmetic_v<T>) expr(T x)
       : n_(detail::make_node(detail::op::lit, {}, detail::make_value(x))) {}  // NOLINT
   expr(const char* s) : n_(detail::make_node(detail::op::lit, {}, value(std::string(s)))) {}
   expr(std::string s) : n_(detail::make_node(detail::op::lit, {}, value(std::move(s)))) {}
 
-  const detail::node_ptr& node() const { return n_; }
+  // The tree form (made on first use for an expression parsed into the flat form).
+  const detail::node_ptr& node() const {
+    if (n_) return n_;
+    std::call_once(f_->tree_once, [&] { f_->tree = detail::flat_to_tree(*f_, f_->root()); });
+    return f_->tree;
+  }
+  // The flat form when the expression was parsed into it, else null.
+  const detail::flat_expr* flat() const { return f_.get(); }
   expr to_expr() const { return *this; }
   std::string text(const std::string& self_name = {}) const {
-    return detail::node_text(*n_, self_name);
+    if (n_) return detail::node_text(*n_, self_name);
+    detail::text_builder b;
+    detail::flat_text(*f_, f_->root(), self_name, b);
+    return std::move(b.s);
   }
 
   // fnv1a(h, text(self_name)) computed without building the text.
   std::uint64_t hash_text(std::uint64_t h, const std::string& self_name = {}) const {
     detail::text_hasher t{h};
-    t.text(*n_, self_name);
+    if (n_)
+      t.text(*n_, self_name);
+    else
+      detail::flat_text(*f_, f_->root(), self_name, t);
     return (t.h ^ 0xff) * 1099511628211ull;
   }
 
@@ -223,10 +389,20 @@ class expr {
   std::set<std::string> parameters() const {
     std::set<std::string> s;
     bool self = false;
-    detail::collect_params(*n_, s, self);
+    if (n_) {
+      detail::collect_params(*n_, s, self);
+    } else {
+      for (const auto& n : f_->nodes)
+        if (n.k == detail::op::param) s.emplace(f_->name(n.arg));
+    }
     return s;
   }
   bool uses_self() const {
+    if (!n_) {
+      for (const auto& n : f_->nodes)
+        if (n.k == detail::op::self) return true;
+      return false;
+    }
     std::set<std::string> s;
     bool self = false;
     detail::collect_params(*n_, s, self);
@@ -235,6 +411,7 @@ class expr {
 
  private:
   detail::node_ptr n_;
+  std::shared_ptr<const detail::flat_expr> f_;  // set instead of n_ for parsed expressions
 };
 
 // A parameter by name, for expressions built without its handle.

@@ -7,7 +7,9 @@
 #include <atf/expr.hpp>
 #include <atf/value.hpp>
 
+#include <algorithm>
 #include <cctype>
+#include <memory>
 #include <cstdlib>
 #include <optional>
 #include <set>
@@ -25,13 +27,24 @@ class expr_parser {
   expr_parser(std::string_view text, const std::set<std::string>* known)
       : s_(text), known_(known) {}
 
+  // known_sorted: the same as a sorted list (no set needed).
+  expr_parser(std::string_view text, const std::vector<std::string_view>* known_sorted)
+      : s_(text), known_(nullptr), known_sorted_(known_sorted) {}
+
   expr parse() {
+    auto f = std::make_shared<flat_expr>();
+    f->nodes.reserve(s_.size() / 3 + 4);
+    f->lits.reserve(4);
+    f->names.reserve(4);
+    f->pool.reserve(s_.size());
+    f_ = f.get();
     skip();
     if (at_end()) fail(pos_, "empty expression");
-    expr e = parse_or();
+    parse_or();
     skip();
     if (!at_end()) fail(pos_, "unexpected '" + std::string(1, s_[pos_]) + "'");
-    return e;
+    f_ = nullptr;
+    return expr(std::shared_ptr<const flat_expr>(std::move(f)));
   }
 
   // A Python list literal or range(...) call, as in T1 "Values".
@@ -82,7 +95,7 @@ class expr_parser {
   bool at_end() const { return pos_ >= s_.size(); }
   char peek() const { return at_end() ? '\0' : s_[pos_]; }
   void skip() {
-    while (!at_end() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    while (!at_end() && is_space(s_[pos_])) ++pos_;
   }
   bool accept(char c) {
     skip();
@@ -98,7 +111,12 @@ class expr_parser {
     if (!accept(c))
       fail(pos_, std::string("expected '") + c + "'" + (at_end() ? " at the end" : ""));
   }
-  static bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+  // ASCII classes as in the "C" locale, without a library call per character.
+  static bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+  static bool ident_char(char c) {
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  }
   bool word_ahead(std::string_view w) {
     skip();
     return s_.substr(pos_, w.size()) == w &&
@@ -109,22 +127,36 @@ class expr_parser {
     return false;
   }
 
-  expr parse_or() {
-    expr e = parse_and();
+  // Each parse_* appends the postfix nodes of what it read to f_ and returns the index of the
+  // subtree's root (the last node appended).
+  using idx = std::uint32_t;
+  idx last() const { return static_cast<idx>(f_->nodes.size() - 1); }
+  std::uint32_t size_of(idx i) const { return f_->nodes[i].size; }
+  idx bin(op k, idx a, idx b) {
+    f_->push(k, 0, size_of(a) + size_of(b) + 1);
+    return last();
+  }
+  idx unary(op k, idx a) {
+    f_->push(k, 0, size_of(a) + 1);
+    return last();
+  }
+
+  idx parse_or() {
+    idx e = parse_and();
     while (accept_word("or") || accept("||")) e = bin(op::lor, e, parse_and());
     return e;
   }
-  expr parse_and() {
-    expr e = parse_not();
+  idx parse_and() {
+    idx e = parse_not();
     while (accept_word("and") || accept("&&")) e = bin(op::land, e, parse_not());
     return e;
   }
-  expr parse_not() {
+  idx parse_not() {
     skip();
-    if (accept_word("not")) return expr(make_node(op::lnot, {parse_not().node()}));
+    if (accept_word("not")) return unary(op::lnot, parse_not());
     if (peek() == '!' && (pos_ + 1 >= s_.size() || s_[pos_ + 1] != '=')) {
       ++pos_;
-      return expr(make_node(op::lnot, {parse_not().node()}));
+      return unary(op::lnot, parse_not());
     }
     return parse_comparison();
   }
@@ -141,20 +173,27 @@ class expr_parser {
       }
     return false;
   }
-  expr parse_comparison() {
-    expr left = parse_arith();
+  idx parse_comparison() {
+    idx left = parse_arith();
     op k;
-    std::optional<expr> result;
+    bool have = false;
+    idx result = 0;
     while (comparison_op(k)) {  // chained comparisons: a < b < c is a < b and b < c
-      expr right = parse_arith();
-      expr c = bin(k, left, right);
-      result = result ? bin(op::land, *result, c) : c;
+      if (have) {
+        // The middle operand is read twice: copy its subtree so the new comparison is contiguous.
+        f_->copy_subtree(left);
+        left = last();
+      }
+      const idx right = parse_arith();
+      const idx c = bin(k, left, right);
+      result = have ? bin(op::land, result, c) : c;
+      have = true;
       left = right;
     }
-    return result ? *result : left;
+    return have ? result : left;
   }
-  expr parse_arith() {
-    expr e = parse_term();
+  idx parse_arith() {
+    idx e = parse_term();
     for (;;) {
       skip();
       if (accept('+'))
@@ -165,8 +204,8 @@ class expr_parser {
         return e;
     }
   }
-  expr parse_term() {
-    expr e = parse_unary();
+  idx parse_term() {
+    idx e = parse_unary();
     for (;;) {
       skip();
       if (accept("//"))
@@ -181,35 +220,46 @@ class expr_parser {
         return e;
     }
   }
-  expr parse_unary() {
+  idx parse_unary() {
     skip();
-    if (accept('-')) return expr(make_node(op::neg, {parse_unary().node()}));
+    if (accept('-')) return unary(op::neg, parse_unary());
     if (accept('+')) return parse_unary();
-    expr base = parse_atom();
+    idx base = parse_atom();
     if (accept("**")) return bin(op::pow, base, parse_unary());
     return base;
   }
-  expr parse_atom() {
+  idx lit(value v) {
+    f_->lits.push_back(std::move(v));
+    f_->push(op::lit, static_cast<std::uint32_t>(f_->lits.size() - 1), 1);
+    return last();
+  }
+  bool known(std::string_view name) const {
+    if (known_) return known_->find(std::string(name)) != known_->end();
+    if (known_sorted_)
+      return std::binary_search(known_sorted_->begin(), known_sorted_->end(), name);
+    return true;
+  }
+  idx parse_atom() {
     skip();
     const std::size_t start = pos_;
     if (at_end()) fail(pos_, "expression ends too early");
     char c = peek();
     if (c == '(') {
       ++pos_;
-      expr e = parse_or();
+      idx e = parse_or();
       if (!accept(')'))
         fail(pos_, "expected ')' to close the '(' at column " + std::to_string(start + 1));
       return e;
     }
-    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '"' || c == '\'')
-      return expr(make_node(op::lit, {}, literal()));
+    if (is_digit(c) || c == '.' || c == '"' || c == '\'')
+      return lit(literal());
     if (ident_char(c)) {
       std::size_t e = pos_;
       while (e < s_.size() && ident_char(s_[e])) ++e;
-      std::string name(s_.substr(pos_, e - pos_));
+      const std::string_view name = s_.substr(pos_, e - pos_);
       pos_ = e;
-      if (name == "True" || name == "true") return expr(make_node(op::lit, {}, value(true)));
-      if (name == "False" || name == "false") return expr(make_node(op::lit, {}, value(false)));
+      if (name == "True" || name == "true") return lit(value(true));
+      if (name == "False" || name == "false") return lit(value(false));
       skip();
       if (peek() == '(') {
         op k;
@@ -220,21 +270,23 @@ class expr_parser {
         else if (name == "abs")
           k = op::abs;
         else
-          fail(start, "unknown function '" + name + "' (known: min, max, abs)");
+          fail(start, "unknown function '" + std::string(name) + "' (known: min, max, abs)");
         ++pos_;
-        std::vector<node_ptr> args;
+        std::uint32_t nargs = 0, size = 1;
         skip();
         if (peek() != ')') {
-          do args.push_back(parse_or().node());
+          do size += size_of(parse_or()), ++nargs;
           while (accept(','));
         }
-        if (!accept(')')) fail(pos_, "expected ')' after the arguments of " + name);
-        if (k == op::abs ? args.size() != 1 : args.size() < 2)
-          fail(start, name + "() has the wrong number of arguments");
-        return expr(make_node(k, std::move(args)));
+        if (!accept(')')) fail(pos_, "expected ')' after the arguments of " + std::string(name));
+        if (k == op::abs ? nargs != 1 : nargs < 2)
+          fail(start, std::string(name) + "() has the wrong number of arguments");
+        f_->push(k, nargs, size);
+        return last();
       }
-      if (known_ && !known_->count(name)) fail(start, "unknown parameter '" + name + "'");
-      return param(std::move(name));
+      if (!known(name)) fail(start, "unknown parameter '" + std::string(name) + "'");
+      f_->push(op::param, f_->intern(name), 1);
+      return last();
     }
     fail(pos_, "unexpected '" + std::string(1, c) + "'");
   }
@@ -257,7 +309,7 @@ class expr_parser {
     if (accept_word("False") || accept_word("false")) return false;
     std::size_t e = pos_;
     bool is_float = false;
-    while (e < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[e])) || s_[e] == '.' ||
+    while (e < s_.size() && (is_digit(s_[e]) || s_[e] == '.' ||
                              s_[e] == 'e' || s_[e] == 'E' || s_[e] == '_' ||
                              ((s_[e] == '+' || s_[e] == '-') && e > pos_ &&
                               (s_[e - 1] == 'e' || s_[e - 1] == 'E')))) {
@@ -284,6 +336,8 @@ class expr_parser {
 
   std::string_view s_;
   const std::set<std::string>* known_;
+  const std::vector<std::string_view>* known_sorted_ = nullptr;
+  flat_expr* f_ = nullptr;
   std::size_t pos_ = 0;
 };
 
@@ -294,9 +348,14 @@ inline expr parse_expression(std::string_view text, const std::set<std::string>*
   return detail::expr_parser(text, known).parse();
 }
 
+// The same with the known names as a sorted list.
+inline expr parse_expression(std::string_view text, const std::vector<std::string_view>& known_sorted) {
+  return detail::expr_parser(text, &known_sorted).parse();
+}
+
 // Parses a T1 "Values" string: a Python list literal or range(...).
 inline std::vector<value> parse_values(std::string_view text) {
-  return detail::expr_parser(text, nullptr).parse_values();
+  return detail::expr_parser(text, static_cast<const std::set<std::string>*>(nullptr)).parse_values();
 }
 
 }  // namespace atf

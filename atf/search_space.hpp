@@ -97,6 +97,9 @@ struct expr_def {
   expr e;
   std::size_t owner;  // for atf::self and messages; -1 when free
   std::vector<std::size_t> refs;
+  std::shared_ptr<const flat_expr> own;  // e's flat form when e is a tree
+  const flat_expr* flat;                 // e's flat form
+  std::vector<std::size_t> name_slot;    // slot of each of flat's names (-1: unknown)
 };
 
 struct level_plan {
@@ -134,6 +137,32 @@ struct tree {
 struct subtree {
   std::vector<std::vector<std::uint32_t>> vidx;
   std::vector<std::vector<std::uint32_t>> nchild;
+};
+
+// Generation state of one task: current values and per-level caches of valid values.
+struct gen_cache_entry {
+  std::uint32_t offset = 0, size = 0;
+  bool done = false;
+};
+struct gen_level_cache {
+  std::vector<gen_cache_entry> entries;
+  std::vector<std::uint32_t> pool;  // all lists of the level, back to back
+};
+struct gen_state {
+  std::vector<num> slots;
+  std::vector<const value*> cur;
+  std::vector<std::uint32_t> vi;
+  std::vector<gen_level_cache> cache;
+  // Ready for a tree of n levels over P parameters, keeping the storage of earlier trees.
+  void reset(std::size_t P, std::size_t n) {
+    if (slots.size() != P) {
+      slots.assign(P, num{});
+      cur.assign(P, nullptr);
+      vi.assign(P, 0);
+    }
+    if (cache.size() < n) cache.resize(n);
+    for (std::size_t k = 0; k < n; ++k) cache[k].entries.clear(), cache[k].pool.clear();
+  }
 };
 
 }  // namespace detail
@@ -346,7 +375,8 @@ class search_space {
   void build(std::vector<tp> tps, std::vector<expr> free_constraints, space_options opts);
   void order_group(const std::vector<std::size_t>& members, std::vector<std::size_t>& order,
                    double& est_checks);
-  void generate(detail::tree& t, unsigned threads, double est_checks);
+  void generate(detail::tree& t, unsigned threads, double est_checks, detail::gen_state& scratch,
+                detail::subtree& scratch_out);
   std::string describe_partial(const detail::tree& t, std::size_t upto,
                                const std::vector<const value*>& cur) const;
 

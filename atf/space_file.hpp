@@ -12,11 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace atf {
@@ -41,7 +43,13 @@ inline std::vector<value> json_values(const nlohmann::json& j, const std::string
       throw error(where + ": " + e.what());
     }
   } else if (j.is_array()) {
-    for (const auto& v : j) vals.push_back(value_from_json(v, where));
+    vals.reserve(j.size());
+    for (const auto& v : j) {
+      if (v.is_number_integer())  // the common case, without a temporary variant
+        vals.emplace_back(v.get<std::int64_t>());
+      else
+        vals.push_back(value_from_json(v, where));
+    }
   } else {
     throw error(where + ": values must be a list or a string");
   }
@@ -56,17 +64,16 @@ inline std::vector<value> json_values(const nlohmann::json& j, const std::string
 
 inline space_description parse_space_json(const nlohmann::json& doc, const std::string& where) {
   space_description d;
-  std::set<std::string> known;
   auto add_param = [&](const std::string& name, std::vector<value> vals) {
     std::string desc = "values of '" + name + "'";
-    d.parameters.emplace_back(name, range(std::move(vals), desc));
-    known.insert(name);
+    d.parameters.emplace_back(name, range(std::move(vals), std::move(desc)));
   };
   std::vector<std::string> texts;
   try {
     if (doc.contains("ConfigurationSpace")) {
       const auto& cs = doc.at("ConfigurationSpace");
       std::size_t i = 0;
+      d.parameters.reserve(cs.at("TuningParameters").size());
       for (const auto& p : cs.at("TuningParameters")) {
         std::string name = p.at("Name").get<std::string>();
         std::string type = p.value("Type", std::string("int"));
@@ -79,6 +86,7 @@ inline space_description parse_space_json(const nlohmann::json& doc, const std::
           texts.push_back(c.at("Expression").get<std::string>());
       d.name = doc.value("name", std::string("T1 space"));
     } else {
+      d.parameters.reserve(doc.at("parameters").size());
       for (const auto& p : doc.at("parameters")) {
         std::string name = p.at("name").get<std::string>();
         add_param(name, detail::json_values(p.at("values"), where + ": parameter '" + name + "'",
@@ -92,9 +100,15 @@ inline space_description parse_space_json(const nlohmann::json& doc, const std::
   } catch (const nlohmann::json::exception& e) {
     throw error(where + ": not a search-space description: " + e.what());
   }
+  // Known names as a sorted list (they live in d.parameters, which no longer grows).
+  std::vector<std::string_view> known;
+  known.reserve(d.parameters.size());
+  for (const auto& p : d.parameters) known.emplace_back(p.name());
+  std::sort(known.begin(), known.end());
+  d.constraints.reserve(texts.size());
   for (std::size_t i = 0; i < texts.size(); ++i) {
     try {
-      d.constraints.push_back(parse_expression(texts[i], &known));
+      d.constraints.push_back(parse_expression(texts[i], known));
     } catch (const error& e) {
       throw error(where + ": constraint " + std::to_string(i + 1) + ": " + e.what());
     }

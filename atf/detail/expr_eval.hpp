@@ -149,20 +149,28 @@ struct tinstr {
 
 class compiled_expr {
  public:
-  // slot_of maps a parameter name to its slot; self_slot is used for atf::self.
-  compiled_expr(const expr& e, const std::unordered_map<std::string, std::size_t>& slot_of,
+  // f is e's flat form; name_slot maps each of f's names to its slot (-1: unknown); self_slot is
+  // used for atf::self.
+  compiled_expr(const expr& e, const flat_expr& f, const std::vector<std::size_t>& name_slot,
                 std::size_t self_slot, const std::string& self_name, bool int_slots_only,
                 string_table& strings, std::string where)
-      : e_(e), self_name_(self_name), where_(std::move(where)) {
-    emit(*e.node(), slot_of, self_slot, strings);
+      : e_(e), self_name_(self_name), where_(std::move(where)), f_(&f), name_slot_(&name_slot) {
+    code_.reserve(f.nodes.size() + 4);
+    consts_.reserve(f.lits.size());
+    slots_.reserve(f.names.size() + 1);
+    emit(f.root(), self_slot, strings);
     if (max_depth_ > kStack) throw error(where_ + ": expression too deep: " + text());
     if (int_slots_only) {
       typed_ = true;
-      char t = emit_typed(*e.node(), slot_of, self_slot);
+      tcode_.reserve(f.nodes.size() + 8);
+      tconsts_.reserve(f.lits.size());
+      char t = emit_typed(f.root(), self_slot);
       typed_ = typed_ && t != 0;
       result_f_ = t == 'f';
       if (!typed_) tcode_.clear(), tconsts_.clear();
     }
+    f_ = nullptr;
+    name_slot_ = nullptr;
   }
 
   // Built on demand: only error messages need it.
@@ -531,11 +539,13 @@ class compiled_expr {
     if (depth_ > max_depth_) max_depth_ = depth_;
   }
 
-  void emit(const node& n, const std::unordered_map<std::string, std::size_t>& slot_of,
-            std::size_t self_slot, string_table& strings) {
+  void emit(std::uint32_t i, std::size_t self_slot, string_table& strings) {
+    const flat_node& n = f_->nodes[i];
+    std::uint32_t kid[2] = {0, 0};
+    if (n.k != op::min && n.k != op::max && n.k != op::abs) f_->kids(i, kid, 2);
     switch (n.k) {
       case op::lit: {
-        num v = to_num(n.lit, strings);
+        num v = to_num(f_->lits[n.arg], strings);
         consts_.push_back(v);
         push({code::konst, static_cast<std::uint32_t>(consts_.size() - 1)}, 1);
         return;
@@ -544,10 +554,10 @@ class compiled_expr {
       case op::self: {
         std::size_t s = self_slot;
         if (n.k == op::param) {
-          auto it = slot_of.find(n.name);
-          if (it == slot_of.end())
-            throw error(where_ + ": unknown parameter '" + n.name + "' in '" + text() + "'");
-          s = it->second;
+          s = (*name_slot_)[n.arg];
+          if (s == static_cast<std::size_t>(-1))
+            throw error(where_ + ": unknown parameter '" + std::string(f_->name(n.arg)) + "' in '" +
+                        text() + "'");
         } else if (self_slot == static_cast<std::size_t>(-1)) {
           throw error(where_ + ": atf::self used outside a parameter's constraint in '" + text() +
                       "'");
@@ -560,10 +570,10 @@ class compiled_expr {
       }
       case op::land:
       case op::lor: {
-        emit(*n.kids[0], slot_of, self_slot, strings);
+        emit(kid[0], self_slot, strings);
         std::size_t at = code_.size();
         push({n.k == op::land ? code::and_jump : code::or_jump, 0}, -1);
-        emit(*n.kids[1], slot_of, self_slot, strings);
+        emit(kid[1], self_slot, strings);
         push({code::to_bool, 0}, 0);
         code_[at].arg = static_cast<std::uint32_t>(code_.size());
         return;
@@ -571,22 +581,25 @@ class compiled_expr {
       case op::lnot:
       case op::neg:
       case op::abs:
-        emit(*n.kids[0], slot_of, self_slot, strings);
+        emit(i - 1, self_slot, strings);
         push({n.k == op::lnot ? code::lnot : n.k == op::neg ? code::neg : code::abs, 0}, 0);
         return;
       case op::min:
-      case op::max:
-        emit(*n.kids[0], slot_of, self_slot, strings);
-        for (std::size_t i = 1; i < n.kids.size(); ++i) {
-          emit(*n.kids[i], slot_of, self_slot, strings);
+      case op::max: {
+        std::vector<std::uint32_t> ks(n.arg);
+        f_->kids(i, ks.data(), ks.size());
+        emit(ks[0], self_slot, strings);
+        for (std::size_t j = 1; j < ks.size(); ++j) {
+          emit(ks[j], self_slot, strings);
           push({n.k == op::min ? code::min2 : code::max2, 0}, -1);
         }
         return;
+      }
       default:
         break;
     }
-    emit(*n.kids[0], slot_of, self_slot, strings);
-    emit(*n.kids[1], slot_of, self_slot, strings);
+    emit(kid[0], self_slot, strings);
+    emit(kid[1], self_slot, strings);
     code c{};
     switch (n.k) {
       case op::add:
@@ -646,17 +659,20 @@ class compiled_expr {
 
   // Emits typed code for n; returns its type ('i' or 'f'), or 0 where the type is only known at
   // run time (strings, ** whose exponent may be negative, min/max over mixed types).
-  char emit_typed(const node& n, const std::unordered_map<std::string, std::size_t>& slot_of,
-                  std::size_t self_slot) {
+  char emit_typed(std::uint32_t i, std::size_t self_slot) {
+    const flat_node& n = f_->nodes[i];
+    std::uint32_t kid[2] = {0, 0};
+    if (n.k != op::min && n.k != op::max && n.k != op::abs) f_->kids(i, kid, 2);
     switch (n.k) {
       case op::lit: {
         tval v{};
         char t;
-        if (const auto* i = std::get_if<std::int64_t>(&n.lit))
-          v.i = *i, t = 'i';
-        else if (const auto* b = std::get_if<bool>(&n.lit))
+        const value& lv = f_->lits[n.arg];
+        if (const auto* x = std::get_if<std::int64_t>(&lv))
+          v.i = *x, t = 'i';
+        else if (const auto* b = std::get_if<bool>(&lv))
           v.i = *b ? 1 : 0, t = 'i';
-        else if (const auto* d = std::get_if<double>(&n.lit))
+        else if (const auto* d = std::get_if<double>(&lv))
           v.d = *d, t = 'f';
         else
           return 0;
@@ -667,18 +683,18 @@ class compiled_expr {
       case op::param:
       case op::self: {
         std::size_t sl = self_slot;
-        if (n.k == op::param) sl = slot_of.find(n.name)->second;  // checked by emit()
+        if (n.k == op::param) sl = (*name_slot_)[n.arg];  // checked by emit()
         tpush(tcode::slot, static_cast<std::uint32_t>(sl));
         return 'i';
       }
       case op::land:
       case op::lor: {
-        const char a = emit_typed(*n.kids[0], slot_of, self_slot);
+        const char a = emit_typed(kid[0], self_slot);
         if (!a) return 0;
         const std::size_t at = tcode_.size();
         tpush(n.k == op::land ? (a == 'i' ? tcode::and_jump_i : tcode::and_jump_f)
                               : (a == 'i' ? tcode::or_jump_i : tcode::or_jump_f));
-        const char b = emit_typed(*n.kids[1], slot_of, self_slot);
+        const char b = emit_typed(kid[1], self_slot);
         if (!b) return 0;
         tpush(b == 'f' ? tcode::tobool_f : tcode::tobool_i);
         tcode_[at].arg = static_cast<std::uint32_t>(tcode_.size());
@@ -687,7 +703,7 @@ class compiled_expr {
       case op::lnot:
       case op::neg:
       case op::abs: {
-        const char a = emit_typed(*n.kids[0], slot_of, self_slot);
+        const char a = emit_typed(i - 1, self_slot);
         if (!a) return 0;
         const bool f = a == 'f';
         if (n.k == op::lnot) return tpush(f ? tcode::lnot_f : tcode::lnot_i), 'i';
@@ -697,10 +713,12 @@ class compiled_expr {
       }
       case op::min:
       case op::max: {
-        const char a = emit_typed(*n.kids[0], slot_of, self_slot);
+        std::vector<std::uint32_t> ks(n.arg);
+        f_->kids(i, ks.data(), ks.size());
+        const char a = emit_typed(ks[0], self_slot);
         if (!a) return 0;
-        for (std::size_t i = 1; i < n.kids.size(); ++i) {
-          if (emit_typed(*n.kids[i], slot_of, self_slot) != a) return 0;
+        for (std::size_t j = 1; j < ks.size(); ++j) {
+          if (emit_typed(ks[j], self_slot) != a) return 0;
           const bool f = a == 'f';
           tpush(n.k == op::min ? (f ? tcode::min_f : tcode::min_i)
                                : (f ? tcode::max_f : tcode::max_i));
@@ -712,9 +730,9 @@ class compiled_expr {
       default:
         break;
     }
-    const char a = emit_typed(*n.kids[0], slot_of, self_slot);
+    const char a = emit_typed(kid[0], self_slot);
     if (!a) return 0;
-    const char b = emit_typed(*n.kids[1], slot_of, self_slot);
+    const char b = emit_typed(kid[1], self_slot);
     if (!b) return 0;
     const bool ints = a == 'i' && b == 'i' && n.k != op::div_real;
     if (!ints) {
@@ -772,6 +790,8 @@ class compiled_expr {
 
   expr e_;
   std::string self_name_, where_;
+  const flat_expr* f_ = nullptr;                     // only while compiling
+  const std::vector<std::size_t>* name_slot_ = nullptr;  // only while compiling
   std::vector<tinstr> tcode_;
   std::vector<tval> tconsts_;
   bool typed_ = false, result_f_ = false;

@@ -32,6 +32,9 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
   const auto t0 = std::chrono::steady_clock::now();
   if (tps.empty()) throw error("search_space: no tuning parameters");
   std::uint64_t h = 1469598103934665603ull;
+  params_.reserve(tps.size());
+  names_.reserve(tps.size());
+  slot_of_.reserve(tps.size());
   for (const auto& t : tps) {
     if (slot_of_.count(t.name()))
       throw error("search_space: parameter '" + t.name() + "' declared twice");
@@ -43,6 +46,7 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     d.range_text = t.values().description();
     if (d.values.empty())
       throw error("search_space: parameter '" + d.name + "' has an empty range");
+    d.nums.reserve(d.values.size());
     for (const auto& v : d.values) {
       d.nums.push_back(detail::to_num(v, strings_));
       d.int_valued &= v.index() == 0 || v.index() == 2;
@@ -59,23 +63,34 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     if (it == slot_of_.end()) throw error(where + " refers to unknown parameter '" + name + "'");
     return it->second;
   };
+  std::string key;  // reused for name look-ups
   auto add_expr = [&](const expr& e, std::size_t owner) {
-    detail::expr_def d{e, owner, {}};
-    // One walk over the tree: parameter slots (deduplicated) and whether atf::self occurs.
+    detail::expr_def d{e, owner, {}, nullptr, nullptr, {}};
+    // Parsed expressions are flat already; trees built with C++ operators are flattened here.
+    const detail::flat_expr* f = e.flat();
+    if (!f) {
+      auto own = std::make_shared<detail::flat_expr>();
+      detail::flatten_into(*e.node(), *own);
+      f = own.get();
+      d.own = std::move(own);
+    }
+    d.flat = f;
+    // Parameter slots (deduplicated) and whether atf::self occurs.
     bool self = false, unknown = false;
-    auto walk = [&](auto& rec, const detail::node& n) -> void {
-      if (n.k == detail::op::param) {
-        auto it = slot_of_.find(n.name);
-        if (it == slot_of_.end())
-          unknown = true;
-        else if (std::find(d.refs.begin(), d.refs.end(), it->second) == d.refs.end())
+    d.name_slot.resize(f->names.size());
+    for (std::size_t i = 0; i < f->names.size(); ++i) {
+      key.assign(f->name(i));
+      auto it = slot_of_.find(key);
+      if (it == slot_of_.end()) {
+        unknown = true;
+        d.name_slot[i] = static_cast<std::size_t>(-1);
+      } else {
+        d.name_slot[i] = it->second;
+        if (std::find(d.refs.begin(), d.refs.end(), it->second) == d.refs.end())
           d.refs.push_back(it->second);
-      } else if (n.k == detail::op::self) {
-        self = true;
       }
-      for (const auto& k : n.kids) rec(rec, *k);
-    };
-    walk(walk, *e.node());
+    }
+    for (const auto& n : f->nodes) self |= n.k == detail::op::self;
     if (unknown) {  // report the first unknown name in sorted order, with the constraint's text
       std::string where = owner == static_cast<std::size_t>(-1)
                               ? std::string("constraint")
@@ -91,6 +106,12 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     h = owner == static_cast<std::size_t>(-1) ? e.hash_text(h) : e.hash_text(h, names_[owner]);
     exprs_.push_back(std::move(d));
   };
+  {
+    std::size_t n = frees.size();
+    for (const auto& t : tps) n += t.constraints().size();
+    exprs_.reserve(n);
+    compiled_.reserve(n);
+  }
   for (std::size_t i = 0; i < tps.size(); ++i)
     for (const auto& c : tps[i].constraints()) {
       if (c.is_expression()) {
@@ -110,7 +131,7 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
   for (const auto& e : frees) add_expr(e, static_cast<std::size_t>(-1));
 
   // A cycle among callable constraints (a reads b, b reads a) has no valid generation order.
-  {
+  if (!lambdas_.empty()) {
     std::vector<std::vector<std::size_t>> deps(P);
     for (const auto& l : lambdas_)
       for (auto r : l.reads) deps[l.owner].push_back(r);
@@ -145,7 +166,7 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     for (auto r : d.refs) ints &= params_[r].int_valued;
     const std::string owner_name = d.owner == static_cast<std::size_t>(-1) ? "" : names_[d.owner];
     compiled_.push_back(std::make_unique<detail::compiled_expr>(
-        d.e, slot_of_, d.owner, owner_name, ints, strings_,
+        d.e, *d.flat, d.name_slot, d.owner, owner_name, ints, strings_,
         owner_name.empty() ? "constraint" : "constraint of '" + owner_name + "'"));
     const auto& ce = *compiled_.back();
     if (d.refs.empty()) {
@@ -212,8 +233,22 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
   for (std::size_t i = 0; i < lambdas_.size(); ++i)
     if (!lambda_used[i])
       for (auto r : lambdas_[i].reads) sets.unite(lambdas_[i].owner, r);
-  std::map<std::size_t, std::vector<std::size_t>> by_root;
-  for (std::size_t i = 0; i < P; ++i) by_root[sets.find(i)].push_back(i);
+  // Groups by root (the smallest index of each group), in ascending order of roots.
+  std::vector<std::pair<std::size_t, std::vector<std::size_t>>> by_root;
+  {
+    std::vector<std::size_t> group_of(P);
+    for (std::size_t i = 0; i < P; ++i) {
+      const std::size_t r = sets.find(i);
+      if (r == i) {
+        group_of[i] = by_root.size();
+        by_root.emplace_back(i, std::vector<std::size_t>{});
+      }
+      by_root[group_of[r]].second.push_back(i);
+    }
+  }
+  trees_.reserve(by_root.size());
+  detail::gen_state scratch;  // generation state and output, reused by every tree
+  detail::subtree scratch_out;
 
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = opts.threads ? opts.threads : hw;
@@ -239,12 +274,15 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
       if (!lambda_used[i] && sets.find(lambdas_[i].owner) == root)
         t.levels[pos[lambdas_[i].owner]].lambdas.push_back(&lambdas_[i]);
     for (auto& L : t.levels) {
-      std::set<std::size_t> deps;
+      auto& deps = L.deps;
       for (const auto* ce : L.exprs)
-        for (auto r : ce->slots()) deps.insert(r);
-      for (const auto* ld : L.lambdas) deps.insert(ld->reads.begin(), ld->reads.end());
-      deps.erase(L.param);
-      L.deps.assign(deps.begin(), deps.end());
+        for (auto r : ce->slots())
+          if (r != L.param) deps.push_back(r);
+      for (const auto* ld : L.lambdas)
+        for (auto r : ld->reads)
+          if (r != L.param) deps.push_back(r);
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       std::uint64_t keys = 1;
       for (auto d : L.deps) {
         L.strides.push_back(keys);
@@ -253,7 +291,7 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
       }
       L.keys = keys <= 4096 ? keys : 0;
     }
-    generate(t, threads, est);
+    generate(t, threads, est, scratch, scratch_out);
     if (t.leaves == 0) {
       std::string ns;
       for (auto m : members) ns += (ns.empty() ? "" : ", ") + names_[m];
@@ -426,7 +464,8 @@ inline std::string search_space::describe_partial(const detail::tree& t, std::si
 
 // Depth-first generation that keeps only nodes with at least one valid leaf below them. Large
 // groups are split below a prefix of levels; the subtrees are built on threads and concatenated.
-inline void search_space::generate(detail::tree& t, unsigned threads, double est_checks) {
+inline void search_space::generate(detail::tree& t, unsigned threads, double est_checks,
+                                   detail::gen_state& scratch, detail::subtree& scratch_out) {
   const std::size_t n = t.levels.size();
   const std::size_t P = params_.size();
   if (n == 1 && t.levels[0].exprs.empty() && t.levels[0].lambdas.empty()) {
@@ -438,26 +477,10 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
     t.leaves = nv;
     return;
   }
-  struct cache_entry {
-    std::uint32_t offset = 0, size = 0;
-    bool done = false;
-  };
-  struct level_cache {
-    std::vector<cache_entry> entries;
-    std::vector<std::uint32_t> pool;  // all lists of the level, back to back
-  };
-  struct state {
-    std::vector<detail::num> slots;
-    std::vector<const value*> cur;
-    std::vector<std::uint32_t> vi;
-    std::vector<level_cache> cache;
-  };
+  using state = detail::gen_state;
   auto fresh_state = [&] {
-    state s{std::vector<detail::num>(P),
-            std::vector<const value*>(P, nullptr),
-            std::vector<std::uint32_t>(P, 0),
-            {}};
-    s.cache.resize(n);
+    state s;
+    s.reset(P, n);
     return s;
   };
   auto set_value = [&](state& s, std::size_t k, std::uint32_t v) {
@@ -588,17 +611,19 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
     }
   }
 
-  std::vector<detail::subtree> outs(prefixes.size());
+  // One prefix (the usual case): build into the scratch output, reused across trees.
+  std::vector<detail::subtree> outs(prefixes.size() == 1 ? 0 : prefixes.size());
+  auto out_of = [&](std::size_t i) -> detail::subtree& { return outs.empty() ? scratch_out : outs[i]; };
   auto run_task = [&](state& s, std::size_t i) {
-    auto& out = outs[i];
-    out.vidx.assign(n - split, {});
-    out.nchild.assign(n - split, {});
+    auto& out = out_of(i);
+    if (out.vidx.size() < n - split) out.vidx.resize(n - split), out.nchild.resize(n - split);
+    for (std::size_t x = 0; x < n - split; ++x) out.vidx[x].clear(), out.nchild[x].clear();
     for (std::size_t k = 0; k < split; ++k) set_value(s, k, prefixes[i][k]);
     dfs(dfs, s, split, split, out);
   };
   if (prefixes.size() == 1) {
-    state s = fresh_state();
-    run_task(s, 0);
+    scratch.reset(P, n);
+    run_task(scratch, 0);
   } else {
     std::atomic<std::size_t> next{0};
     std::atomic<bool> failed{false};
@@ -625,15 +650,19 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
   }
 
   // Concatenate: prefix levels from the prefixes that kept a subtree, then the subtrees.
-  std::vector<std::vector<std::uint32_t>> nchild(n);
-  t.vidx.assign(n, {});
+  std::vector<std::vector<std::uint32_t>> merged;
+  const std::vector<std::vector<std::uint32_t>>* nch = &merged;
+  t.vidx.resize(n);
   if (split == 0) {
-    t.vidx = std::move(outs[0].vidx);
-    nchild = std::move(outs[0].nchild);
+    for (std::size_t k = 0; k < n; ++k)
+      t.vidx[k].assign(scratch_out.vidx[k].begin(), scratch_out.vidx[k].end());
+    nch = &scratch_out.nchild;
   } else {
+    merged.resize(n);
+    auto& nchild = merged;
     const std::vector<std::uint32_t>* prev = nullptr;
-    for (std::size_t i = 0; i < outs.size(); ++i) {
-      auto& o = outs[i];
+    for (std::size_t i = 0; i < prefixes.size(); ++i) {
+      auto& o = out_of(i);
       if (o.vidx[0].empty()) continue;
       const auto& pre = prefixes[i];
       std::size_t j = 0;
@@ -649,11 +678,12 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
         t.vidx[split + x].insert(t.vidx[split + x].end(), o.vidx[x].begin(), o.vidx[x].end());
         nchild[split + x].insert(nchild[split + x].end(), o.nchild[x].begin(), o.nchild[x].end());
       }
-      o = {};
+      if (!outs.empty()) o = {};
       prev = &pre;
     }
   }
-  t.leaf_start.assign(n > 0 ? n - 1 : 0, {});
+  const auto& nchild = *nch;
+  t.leaf_start.resize(n > 0 ? n - 1 : 0);
   for (std::size_t k = n - 1; k-- > 0;) {
     auto& ls = t.leaf_start[k];
     ls.resize(t.vidx[k].size() + 1);

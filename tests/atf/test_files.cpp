@@ -306,3 +306,40 @@ TEST_CASE("parsed constraints follow Python semantics on the typed integer path"
   CHECK(count("min(x, y) == -7 and abs(x) == 7") == 3);
   CHECK(count("not x or y * 1.5 > 4") == 11);
 }
+
+TEST_CASE("Parsed expressions: flat form gives the same text, hash and semantics as a tree") {
+  const char* texts[] = {"a * b <= 12 and not a == b",
+                         "1 < a < b <= 7",
+                         "min(a, b) == 3 and max(a, b, 10) == 10 or abs(-a) > 2",
+                         "(a + b) * 2 == 14 or a // b % 3 != 1",
+                         "a ** 2 == 9 or b / 2.5 == 0.5",
+                         "True and a != b or False"};
+  for (const char* t : texts) {
+    CAPTURE(t);
+    const atf::expr parsed = atf::parse_expression(t);
+    REQUIRE(parsed.flat() != nullptr);
+    const atf::expr tree(parsed.node());  // the same expression as a node tree
+    REQUIRE(tree.flat() == nullptr);
+    CHECK(parsed.text() == tree.text());
+    CHECK(parsed.text("x") == tree.text("x"));
+    CHECK(parsed.hash_text(7) == tree.hash_text(7));
+    CHECK(parsed.parameters() == tree.parameters());
+    CHECK(parsed.uses_self() == tree.uses_self());
+    atf::tp ta("a", atf::interval<std::int64_t>(1, 6));
+    atf::tp tb("b", atf::interval<std::int64_t>(1, 6));
+    atf::tp tc("c", atf::set({1, 2}));
+    atf::space_options o;
+    o.threads = 1;
+    std::optional<atf::search_space> s1, s2;
+    try {
+      s1.emplace(std::vector<atf::tp>{ta, tb, tc}, std::vector<atf::expr>{parsed}, o);
+      s2.emplace(std::vector<atf::tp>{ta, tb, tc}, std::vector<atf::expr>{tree}, o);
+    } catch (const atf::error&) {
+      CHECK_THROWS_AS(atf::search_space({ta, tb, tc}, {tree}, o), atf::error);
+      continue;
+    }
+    REQUIRE(s1->size() == s2->size());
+    CHECK(s1->hash() == s2->hash());
+    for (atf::index_t i = 0; i < s1->size(); ++i) CHECK(s1->at(i) == s2->at(i));
+  }
+}
