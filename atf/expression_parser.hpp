@@ -34,7 +34,6 @@ class expr_parser {
   expr parse() {
     auto f = std::make_shared<flat_expr>();
     f->nodes.reserve(s_.size() / 3 + 4);
-    f->lits.reserve(4);
     f->names.reserve(4);
     f->pool.reserve(s_.size());
     f_ = f.get();
@@ -229,6 +228,7 @@ class expr_parser {
     return base;
   }
   idx lit(value v) {
+    if (f_->lits.capacity() == 0) f_->lits.reserve(4);  // none at all for many constraints
     f_->lits.push_back(std::move(v));
     f_->push(op::lit, static_cast<std::uint32_t>(f_->lits.size() - 1), 1);
     return last();

@@ -79,12 +79,18 @@ inline std::uint64_t fnv1a_value(std::uint64_t h, const value& v) {
   return fnv1a(h, to_string(v));
 }
 
+struct group_constraint {
+  std::uint64_t mask;
+  double selectivity;
+};
+
 struct param_def {
-  std::string name;
-  std::vector<value> values;  // after own-value constraints
-  std::vector<num> nums;
-  std::string range_text;
+  tp src;                                     // the declaration (its range stays alive)
+  const std::vector<value>* vals = nullptr;   // the declared values, or `filtered`
+  std::vector<value> filtered;                // when own-value constraints removed some
+  num* nums = nullptr;                        // evaluator form of each value (in the space's pool)
   bool int_valued = true;
+  const std::vector<value>& values() const { return *vals; }
 };
 
 struct lambda_def {
@@ -99,7 +105,19 @@ struct expr_def {
   std::vector<std::size_t> refs;
   std::shared_ptr<const flat_expr> own;  // e's flat form when e is a tree
   const flat_expr* flat;                 // e's flat form
-  std::vector<std::size_t> name_slot;    // slot of each of flat's names (-1: unknown)
+  std::size_t name_slot_off;             // where the slot of each of flat's names starts in the
+                                         // build's list (-1: unknown name)
+};
+
+// Buffers of order_group, reused by every group.
+struct order_scratch {
+  std::vector<std::size_t> local;
+  std::vector<double> dom;
+  std::vector<group_constraint> cons;
+  std::vector<std::uint64_t> prec;
+  std::vector<num> slots;
+  std::vector<double> nodes, best;
+  std::vector<std::uint8_t> last;
 };
 
 struct level_plan {
@@ -111,25 +129,31 @@ struct level_plan {
   std::vector<std::size_t> deps;
   std::vector<std::uint64_t> strides;
   std::uint64_t keys = 0;  // 0 = not cached
+  // This level's nodes in the tree's arrays: vidx[vb, vb + vn) and, but for the last level,
+  // leaf_start[lb, lb + vn + 1).
+  std::size_t vb = 0, vn = 0, lb = 0;
 };
 
 struct tree {
   std::vector<level_plan> levels;
-  std::vector<std::vector<std::uint32_t>> vidx;        // per level: value index of each node
-  std::vector<std::vector<std::uint64_t>> leaf_start;  // per level but the last: n+1 prefix sums
+  // All levels back to back (see level_plan::vb, lb): the value index of each node, and per level
+  // but the last, n+1 prefix sums of leaf counts.
+  std::vector<std::uint32_t> vidx;
+  std::vector<std::uint64_t> leaf_start;
   std::uint64_t leaves = 0;
 
+  const std::uint32_t* vidx_of(std::size_t k) const { return vidx.data() + levels[k].vb; }
   // Node at level k whose leaf range contains leaf L.
   std::size_t node_of(std::size_t k, std::uint64_t L) const {
     if (k + 1 == levels.size()) return static_cast<std::size_t>(L);
-    const auto& ls = leaf_start[k];
-    return static_cast<std::size_t>(std::upper_bound(ls.begin(), ls.end(), L) - ls.begin() - 1);
+    const std::uint64_t* ls = leaf_start.data() + levels[k].lb;
+    return static_cast<std::size_t>(std::upper_bound(ls, ls + levels[k].vn + 1, L) - ls - 1);
   }
   std::uint64_t begin_of(std::size_t k, std::size_t j) const {
-    return k + 1 == levels.size() ? j : leaf_start[k][j];
+    return k + 1 == levels.size() ? j : leaf_start[levels[k].lb + j];
   }
   std::uint64_t end_of(std::size_t k, std::size_t j) const {
-    return k + 1 == levels.size() ? j + 1 : leaf_start[k][j + 1];
+    return k + 1 == levels.size() ? j + 1 : leaf_start[levels[k].lb + j + 1];
   }
 };
 
@@ -204,13 +228,13 @@ class search_space {
     std::vector<std::vector<std::string>> out;
     for (const auto& t : trees_) {
       out.emplace_back();
-      for (const auto& l : t.levels) out.back().push_back(params_[l.param].name);
+      for (const auto& l : t.levels) out.back().push_back(names_[l.param]);
     }
     return out;
   }
   // The values a parameter may take (after its own-value constraints), in range order.
   const std::vector<value>& values_of(std::string_view name) const {
-    return params_[index_of_param(name)].values;
+    return params_[index_of_param(name)].values();
   }
 
   // ---- configuration-level access ----
@@ -298,7 +322,7 @@ class search_space {
     std::vector<configuration::entry> e;
     e.reserve(params_.size());
     for (std::size_t i = 0; i < params_.size(); ++i)
-      e.emplace_back(names_[i], params_[i].values[vi[i]]);
+      e.emplace_back(names_[i], params_[i].values()[vi[i]]);
     return configuration(std::move(e));
   }
   std::optional<point> find(const configuration& c) const {
@@ -306,7 +330,7 @@ class search_space {
     for (std::size_t i = 0; i < params_.size(); ++i) {
       const value* v = c.find(names_[i]);
       if (!v) return std::nullopt;
-      const auto& vals = params_[i].values;
+      const auto& vals = params_[i].values();
       auto it = std::find(vals.begin(), vals.end(), *v);
       if (it == vals.end()) return std::nullopt;
       vi[i] = static_cast<std::uint32_t>(it - vals.begin());
@@ -321,7 +345,7 @@ class search_space {
     for (std::size_t g = 0; g < trees_.size(); ++g) leaf_values(g, p.at(g), vi);
     std::vector<point> out;
     for (std::size_t i = 0; i < params_.size(); ++i) {
-      const auto n = static_cast<std::int64_t>(params_[i].values.size());
+      const auto n = static_cast<std::int64_t>(params_[i].values().size());
       for (int dir : {-1, 1}) {
         auto w = vi;
         for (std::int64_t x = static_cast<std::int64_t>(vi[i]) + dir; x >= 0 && x < n; x += dir) {
@@ -341,7 +365,7 @@ class search_space {
     const auto& t = trees_[g];
     if (L >= t.leaves) throw error("search_space: leaf out of range in group " + std::to_string(g));
     for (std::size_t k = 0; k < t.levels.size(); ++k)
-      vi[t.levels[k].param] = t.vidx[k][t.node_of(k, L)];
+      vi[t.levels[k].param] = t.vidx_of(k)[t.node_of(k, L)];
   }
   std::optional<point> find_indices(const std::vector<std::uint32_t>& vi) const {
     point p(trees_.size());
@@ -350,13 +374,10 @@ class search_space {
       std::uint64_t a = 0, b = t.leaves;
       for (std::size_t k = 0; k < t.levels.size(); ++k) {
         std::size_t lo = t.node_of(k, a), hi = t.node_of(k, b - 1) + 1;
-        const auto& v = t.vidx[k];
-        auto it =
-            std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(lo),
-                             v.begin() + static_cast<std::ptrdiff_t>(hi), vi[t.levels[k].param]);
-        if (it == v.begin() + static_cast<std::ptrdiff_t>(hi) || *it != vi[t.levels[k].param])
-          return std::nullopt;
-        std::size_t j = static_cast<std::size_t>(it - v.begin());
+        const std::uint32_t* v = t.vidx_of(k);
+        const std::uint32_t* it = std::lower_bound(v + lo, v + hi, vi[t.levels[k].param]);
+        if (it == v + hi || *it != vi[t.levels[k].param]) return std::nullopt;
+        std::size_t j = static_cast<std::size_t>(it - v);
         a = t.begin_of(k, j);
         b = t.end_of(k, j);
       }
@@ -366,15 +387,17 @@ class search_space {
   }
 
   std::size_t index_of_param(std::string_view name) const {
-    auto it = slot_of_.find(std::string(name));
-    if (it == slot_of_.end())
+    auto it = std::lower_bound(
+        sorted_names_.begin(), sorted_names_.end(), name,
+        [](const std::pair<std::string_view, std::size_t>& a, std::string_view b) { return a.first < b; });
+    if (it == sorted_names_.end() || it->first != name)
       throw error("search_space: no parameter named '" + std::string(name) + "'");
     return it->second;
   }
 
   void build(std::vector<tp> tps, std::vector<expr> free_constraints, space_options opts);
   void order_group(const std::vector<std::size_t>& members, std::vector<std::size_t>& order,
-                   double& est_checks);
+                   double& est_checks, detail::order_scratch& sc);
   void generate(detail::tree& t, unsigned threads, double est_checks, detail::gen_state& scratch,
                 detail::subtree& scratch_out);
   std::string describe_partial(const detail::tree& t, std::size_t upto,
@@ -382,10 +405,12 @@ class search_space {
 
   std::vector<detail::param_def> params_;
   std::vector<std::string> names_;
-  std::unordered_map<std::string, std::size_t> slot_of_;
+  std::vector<std::pair<std::string_view, std::size_t>> sorted_names_;  // into names_, by name
+  std::unordered_map<std::string, std::size_t> slot_of_;  // only for callable constraints
+  std::vector<detail::num> nums_;                          // every parameter's values
   std::vector<detail::lambda_def> lambdas_;
   std::vector<detail::expr_def> exprs_;
-  std::vector<std::unique_ptr<detail::compiled_expr>> compiled_;
+  std::vector<detail::compiled_expr> compiled_;  // reserved: never moves
   detail::string_table strings_;
   std::vector<detail::tree> trees_;
   index_t size_ = 0;

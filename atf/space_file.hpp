@@ -33,14 +33,16 @@ struct space_description {
 
 namespace detail {
 
-inline std::vector<value> json_values(const nlohmann::json& j, const std::string& where,
-                                      const std::string& type) {
+// where() names the parameter in messages (built only for one).
+template <class Where>
+std::vector<value> json_values(const nlohmann::json& j, const Where& where,
+                               std::string_view type) {
   std::vector<value> vals;
   if (j.is_string()) {
     try {
-      vals = parse_values(j.get<std::string>());
+      vals = parse_values(j.get_ref<const std::string&>());
     } catch (const error& e) {
-      throw error(where + ": " + e.what());
+      throw error(where() + ": " + e.what());
     }
   } else if (j.is_array()) {
     vals.reserve(j.size());
@@ -48,15 +50,15 @@ inline std::vector<value> json_values(const nlohmann::json& j, const std::string
       if (v.is_number_integer())  // the common case, without a temporary variant
         vals.emplace_back(v.get<std::int64_t>());
       else
-        vals.push_back(value_from_json(v, where));
+        vals.push_back(value_from_json(v, where()));
     }
   } else {
-    throw error(where + ": values must be a list or a string");
+    throw error(where() + ": values must be a list or a string");
   }
   if (type == "float")
     for (auto& v : vals)
       if (auto* i = std::get_if<std::int64_t>(&v)) v = static_cast<double>(*i);
-  if (vals.empty()) throw error(where + ": range is empty");
+  if (vals.empty()) throw error(where() + ": range is empty");
   return vals;
 }
 
@@ -64,9 +66,11 @@ inline std::vector<value> json_values(const nlohmann::json& j, const std::string
 
 inline space_description parse_space_json(const nlohmann::json& doc, const std::string& where) {
   space_description d;
-  auto add_param = [&](const std::string& name, std::vector<value> vals) {
-    std::string desc = "values of '" + name + "'";
-    d.parameters.emplace_back(name, range(std::move(vals), std::move(desc)));
+  auto add_param = [&](std::string name, std::vector<value> vals) {
+    std::string desc;
+    desc.reserve(name.size() + 12);
+    desc.append("values of '").append(name).append("'");
+    d.parameters.emplace_back(std::move(name), range(std::move(vals), std::move(desc)));
   };
   std::vector<std::string> texts;
   try {
@@ -77,8 +81,9 @@ inline space_description parse_space_json(const nlohmann::json& doc, const std::
       for (const auto& p : cs.at("TuningParameters")) {
         std::string name = p.at("Name").get<std::string>();
         std::string type = p.value("Type", std::string("int"));
-        add_param(name,
-                  detail::json_values(p.at("Values"), where + ": parameter '" + name + "'", type));
+        auto vals = detail::json_values(
+            p.at("Values"), [&] { return where + ": parameter '" + name + "'"; }, type);
+        add_param(std::move(name), std::move(vals));
         ++i;
       }
       if (cs.contains("Conditions"))
@@ -89,8 +94,10 @@ inline space_description parse_space_json(const nlohmann::json& doc, const std::
       d.parameters.reserve(doc.at("parameters").size());
       for (const auto& p : doc.at("parameters")) {
         std::string name = p.at("name").get<std::string>();
-        add_param(name, detail::json_values(p.at("values"), where + ": parameter '" + name + "'",
-                                            p.value("type", std::string())));
+        auto vals = detail::json_values(
+            p.at("values"), [&] { return where + ": parameter '" + name + "'"; },
+            p.value("type", std::string()));
+        add_param(std::move(name), std::move(vals));
       }
       if (doc.contains("constraints"))
         for (const auto& c : doc.at("constraints")) texts.push_back(c.get<std::string>());

@@ -7,6 +7,7 @@
 #include <atf/expr.hpp>
 #include <atf/value.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -29,9 +30,9 @@ struct num {
 
 class string_table {
  public:
-  string_table() { ids_.emplace("", 0); }
   std::int64_t id(const std::string& s) {
-    auto [it, fresh] = ids_.emplace(s, static_cast<std::int64_t>(ids_.size()));
+    if (s.empty()) return 0;  // "" is 0 without a table entry (no allocation for int-only spaces)
+    auto [it, fresh] = ids_.emplace(s, static_cast<std::int64_t>(ids_.size() + 1));
     return it->second;
   }
 
@@ -88,7 +89,7 @@ struct instr {
 // Statically typed code: with integer parameter slots the type (int64 or double) of every
 // sub-expression is known at compile time, so evaluation needs no type tags or checks.
 enum class tcode : std::uint8_t {
-  konst,  // arg: index into tconsts_ (int64 or double bits)
+  konst,  // pushes the instruction's constant (int64 or double bits)
   slot,   // int64 slot
   i2f_top,
   i2f_second,
@@ -142,40 +143,137 @@ union tval {
   double d;
 };
 
+// An instruction of the typed code. Integer binary operations (add_i .. max_i) take each operand
+// from the stack, a slot or the instruction's constant (lm, rm: kStk, kSlot, kConst; at most one
+// constant), so `x * y <= 1024` is two instructions rather than five.
 struct tinstr {
   tcode c;
-  std::uint32_t arg;
+  std::uint8_t lm = 0, rm = 0;
+  std::uint8_t x = 0;      // integer binary ops: (c - add_i) * 9 + lm * 3 + rm, one dispatch
+  std::uint32_t arg = 0;   // slot: index; jumps: target; binary ops: left slot
+  std::uint32_t arg2 = 0;  // binary ops: right slot
+  tval k{};                // konst, and a binary op's constant operand
 };
 
 class compiled_expr {
  public:
   // f is e's flat form; name_slot maps each of f's names to its slot (-1: unknown); self_slot is
-  // used for atf::self.
-  compiled_expr(const expr& e, const flat_expr& f, const std::vector<std::size_t>& name_slot,
-                std::size_t self_slot, const std::string& self_name, bool int_slots_only,
-                string_table& strings, std::string where)
-      : e_(e), self_name_(self_name), where_(std::move(where)), f_(&f), name_slot_(&name_slot) {
-    code_.reserve(f.nodes.size() + 4);
-    consts_.reserve(f.lits.size());
-    slots_.reserve(f.names.size() + 1);
-    emit(f.root(), self_slot, strings);
-    if (max_depth_ > kStack) throw error(where_ + ": expression too deep: " + text());
-    if (int_slots_only) {
-      typed_ = true;
-      tcode_.reserve(f.nodes.size() + 8);
-      tconsts_.reserve(f.lits.size());
-      char t = emit_typed(f.root(), self_slot);
-      typed_ = typed_ && t != 0;
-      result_f_ = t == 'f';
-      if (!typed_) tcode_.clear(), tconsts_.clear();
+  // used for atf::self; owner names the constrained parameter (null for a free constraint) and
+  // must outlive this object (messages are built from it only when needed).
+  compiled_expr(const expr& e, const flat_expr& f, const std::size_t* name_slot,
+                std::size_t self_slot, const std::string* owner, bool int_slots_only,
+                string_table& strings)
+      : e_(e), owner_(owner), f_(&f), name_slot_(name_slot) {
+    // Every parameter must be known (the leaves of the postfix form are in the order in which
+    // code visits them, so the first unknown one is reported).
+    for (const auto& n : f.nodes) {
+      if (n.k == op::param) {
+        if (name_slot[n.arg] == static_cast<std::size_t>(-1))
+          throw error(where() + ": unknown parameter '" + std::string(f.name(n.arg)) + "' in '" +
+                      text() + "'");
+      } else if (n.k == op::self) {
+        if (self_slot == static_cast<std::size_t>(-1))
+          throw error(where() + ": atf::self used outside a parameter's constraint in '" + text() +
+                      "'");
+      }
+    }
+    // Static type and stack need of every node (kids come before their parent in postfix order).
+    const std::size_t nn = f.nodes.size();
+    char type_buf[128];
+    int depth_buf[128];
+    std::vector<char> type_vec;
+    std::vector<int> depth_vec;
+    char* type = type_buf;
+    int* depth = depth_buf;
+    if (nn > 128) {
+      type_vec.resize(nn), depth_vec.resize(nn);
+      type = type_vec.data(), depth = depth_vec.data();
+    }
+    for (std::uint32_t i = 0; i < nn; ++i) {
+      const flat_node& n = f.nodes[i];
+      const std::uint32_t k1 = i - 1;                                   // last kid
+      const std::uint32_t k0 = n.size > 1 ? k1 - f.nodes[k1].size : 0;  // first of two kids
+      switch (n.k) {
+        case op::lit: {
+          const value& lv = f.lits[n.arg];
+          type[i] = lv.index() == 0 || lv.index() == 2 ? 'i' : lv.index() == 1 ? 'f' : 0;
+          depth[i] = 1;
+          break;
+        }
+        case op::param:
+        case op::self:
+          type[i] = 'i';
+          depth[i] = 1;
+          break;
+        case op::land:
+        case op::lor:
+          type[i] = type[k0] && type[k1] ? 'i' : 0;
+          depth[i] = std::max(depth[k0], depth[k1]);
+          break;
+        case op::lnot:
+          type[i] = type[k1] ? 'i' : 0;
+          depth[i] = depth[k1];
+          break;
+        case op::neg:
+        case op::abs:
+          type[i] = type[k1];
+          depth[i] = depth[k1];
+          break;
+        case op::min:
+        case op::max: {
+          std::uint32_t ks_buf[8];
+          std::vector<std::uint32_t> ks_vec;
+          std::uint32_t* ks = ks_buf;
+          if (n.arg > 8) ks_vec.resize(n.arg), ks = ks_vec.data();
+          f.kids(i, ks, n.arg);
+          char t = type[ks[0]];
+          int d = depth[ks[0]];
+          for (std::uint32_t j = 1; j < n.arg; ++j) {
+            if (type[ks[j]] != t) t = 0;
+            d = std::max(d, 1 + depth[ks[j]]);
+          }
+          type[i] = t;
+          depth[i] = d;
+          break;
+        }
+        case op::pow:
+          type[i] = 0;
+          depth[i] = std::max(depth[k0], 1 + depth[k1]);
+          break;
+        default: {
+          const char a = type[k0], b = type[k1];
+          const bool cmp = n.k == op::lt || n.k == op::le || n.k == op::gt || n.k == op::ge ||
+                           n.k == op::eq || n.k == op::ne;
+          type[i] = !a || !b ? 0
+                    : cmp    ? 'i'
+                    : n.k == op::div_real ? 'f'
+                    : a == 'i' && b == 'i' ? 'i'
+                                           : 'f';
+          depth[i] = std::max(depth[k0], 1 + depth[k1]);
+        }
+      }
+    }
+    if (depth[f.root()] > kStack) throw error(where() + ": expression too deep: " + text());
+    typed_ = int_slots_only && type[f.root()] != 0;
+    if (typed_) {
+      tcode_.reserve(nn + 4);
+      type_ = type;
+      result_f_ = emit_typed(f.root(), self_slot) == 'f';
+      type_ = nullptr;
+    } else {
+      code_.reserve(nn + 4);
+      consts_.reserve(f.lits.size());
+      emit(f.root(), self_slot, strings);
     }
     f_ = nullptr;
     name_slot_ = nullptr;
   }
 
   // Built on demand: only error messages need it.
-  std::string text() const { return e_.text(self_name_); }
-  const std::vector<std::size_t>& slots() const { return slots_; }
+  std::string text() const { return owner_ ? e_.text(*owner_) : e_.text(); }
+  std::string where() const {
+    return owner_ ? "constraint of '" + *owner_ + "'" : std::string("constraint");
+  }
 
   bool test(const num* slots) const {
     if (!typed_) return eval(slots).truthy();
@@ -238,9 +336,30 @@ class compiled_expr {
     const tinstr* code_begin = tcode_.data();
     const tinstr* code_end = code_begin + tcode_.size();
     for (const tinstr* p = code_begin; p != code_end; ++p) {
-      switch (p->c) {
+      const tcode c = p->c;
+      if (c >= tcode::add_i && c <= tcode::max_i) {
+        // One case per operation and operand kinds.
+#define ATF_DETAIL_C(OP, L, R) \
+  case OP * 9 + L * 3 + R:     \
+    int_binop<OP, L, R>(st, sp, p, slots); \
+    continue;
+#define ATF_DETAIL_M(OP)                                                                        \
+  ATF_DETAIL_C(OP, 0, 0) ATF_DETAIL_C(OP, 0, 1) ATF_DETAIL_C(OP, 0, 2) ATF_DETAIL_C(OP, 1, 0)    \
+  ATF_DETAIL_C(OP, 1, 1) ATF_DETAIL_C(OP, 1, 2) ATF_DETAIL_C(OP, 2, 0) ATF_DETAIL_C(OP, 2, 1)    \
+  ATF_DETAIL_C(OP, 2, 2)
+        switch (p->x) {
+          ATF_DETAIL_M(0) ATF_DETAIL_M(1) ATF_DETAIL_M(2) ATF_DETAIL_M(3) ATF_DETAIL_M(4)
+          ATF_DETAIL_M(5) ATF_DETAIL_M(6) ATF_DETAIL_M(7) ATF_DETAIL_M(8) ATF_DETAIL_M(9)
+          ATF_DETAIL_M(10) ATF_DETAIL_M(11) ATF_DETAIL_M(12) ATF_DETAIL_M(13) ATF_DETAIL_M(14)
+          default:
+            continue;
+        }
+#undef ATF_DETAIL_M
+#undef ATF_DETAIL_C
+      }
+      switch (c) {
         case tcode::konst:
-          st[++sp] = tconsts_[p->arg];
+          st[++sp] = p->k;
           continue;
         case tcode::slot:
           st[++sp].i = slots[p->arg].i;
@@ -307,56 +426,7 @@ class compiled_expr {
       }
       const tval b = st[sp--];
       tval& a = st[sp];
-      switch (p->c) {
-        case tcode::add_i:
-          a.i = wrap(static_cast<std::uint64_t>(a.i) + static_cast<std::uint64_t>(b.i));
-          break;
-        case tcode::sub_i:
-          a.i = wrap(static_cast<std::uint64_t>(a.i) - static_cast<std::uint64_t>(b.i));
-          break;
-        case tcode::mul_i:
-          a.i = wrap(static_cast<std::uint64_t>(a.i) * static_cast<std::uint64_t>(b.i));
-          break;
-        case tcode::divc_i:
-          if (b.i == 0) throw div_zero();
-          a.i = a.i / b.i;
-          break;
-        case tcode::floordiv_i:
-          if (b.i == 0) throw div_zero();
-          a.i = floor_div(a.i, b.i);
-          break;
-        case tcode::modpy_i:
-          if (b.i == 0) throw div_zero();
-          a.i = a.i - floor_div(a.i, b.i) * b.i;
-          break;
-        case tcode::modc_i:
-          if (b.i == 0) throw div_zero();
-          a.i = a.i % b.i;
-          break;
-        case tcode::lt_i:
-          a.i = a.i < b.i;
-          break;
-        case tcode::le_i:
-          a.i = a.i <= b.i;
-          break;
-        case tcode::gt_i:
-          a.i = a.i > b.i;
-          break;
-        case tcode::ge_i:
-          a.i = a.i >= b.i;
-          break;
-        case tcode::eq_i:
-          a.i = a.i == b.i;
-          break;
-        case tcode::ne_i:
-          a.i = a.i != b.i;
-          break;
-        case tcode::min_i:
-          a.i = a.i < b.i ? a.i : b.i;
-          break;
-        case tcode::max_i:
-          a.i = a.i > b.i ? a.i : b.i;
-          break;
+      switch (c) {
         case tcode::add_f:
           a.d += b.d;
           break;
@@ -419,7 +489,37 @@ class compiled_expr {
  private:
   static constexpr int kStack = 64;
 
-  error div_zero() const { return error(where_ + ": division by zero in '" + text() + "'"); }
+  // Integer operation OP (the order of add_i .. max_i) on operands of kinds L and R.
+  template <int OP>
+  std::int64_t int_apply(std::int64_t x, std::int64_t y) const {
+    if constexpr (OP == 0) return wrap(static_cast<std::uint64_t>(x) + static_cast<std::uint64_t>(y));
+    if constexpr (OP == 1) return wrap(static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(y));
+    if constexpr (OP == 2) return wrap(static_cast<std::uint64_t>(x) * static_cast<std::uint64_t>(y));
+    if constexpr (OP >= 3 && OP <= 6) {
+      if (y == 0) throw div_zero();
+      if constexpr (OP == 3) return x / y;
+      if constexpr (OP == 4) return floor_div(x, y);
+      if constexpr (OP == 5) return x - floor_div(x, y) * y;
+      if constexpr (OP == 6) return x % y;
+    }
+    if constexpr (OP == 7) return x < y;
+    if constexpr (OP == 8) return x <= y;
+    if constexpr (OP == 9) return x > y;
+    if constexpr (OP == 10) return x >= y;
+    if constexpr (OP == 11) return x == y;
+    if constexpr (OP == 12) return x != y;
+    if constexpr (OP == 13) return x < y ? x : y;
+    if constexpr (OP == 14) return x > y ? x : y;
+  }
+  template <int OP, int L, int R>
+  void int_binop(tval* st, int& sp, const tinstr* p, const num* slots) const {
+    // Right operand first: with both on the stack it is the top.
+    const std::int64_t y = R == kStk ? st[sp--].i : R == kSlot ? slots[p->arg2].i : p->k.i;
+    const std::int64_t x = L == kStk ? st[sp--].i : L == kSlot ? slots[p->arg].i : p->k.i;
+    st[++sp].i = int_apply<OP>(x, y);
+  }
+
+  error div_zero() const { return error(where() + ": division by zero in '" + text() + "'"); }
 
   static std::int64_t floor_div(std::int64_t a, std::int64_t b) {
     std::int64_t q = a / b;
@@ -437,7 +537,7 @@ class compiled_expr {
       bool same = x.t == y.t && x.i == y.i;
       if (c == code::eq) return num::of_int(same);
       if (c == code::ne) return num::of_int(!same);
-      throw error(where_ + ": strings only support == and != in '" + text() + "'");
+      throw error(where() + ": strings only support == and != in '" + text() + "'");
     }
     const bool ints = x.t == num::i64 && y.t == num::i64;
     if (ints && c != code::div_real && !(c == code::pow && y.i < 0)) {
@@ -554,17 +654,14 @@ class compiled_expr {
       case op::self: {
         std::size_t s = self_slot;
         if (n.k == op::param) {
-          s = (*name_slot_)[n.arg];
+          s = name_slot_[n.arg];
           if (s == static_cast<std::size_t>(-1))
-            throw error(where_ + ": unknown parameter '" + std::string(f_->name(n.arg)) + "' in '" +
+            throw error(where() + ": unknown parameter '" + std::string(f_->name(n.arg)) + "' in '" +
                         text() + "'");
         } else if (self_slot == static_cast<std::size_t>(-1)) {
-          throw error(where_ + ": atf::self used outside a parameter's constraint in '" + text() +
+          throw error(where() + ": atf::self used outside a parameter's constraint in '" + text() +
                       "'");
         }
-        bool seen = false;
-        for (auto x : slots_) seen |= x == s;
-        if (!seen) slots_.push_back(s);
         push({code::slot, static_cast<std::uint32_t>(s)}, 1);
         return;
       }
@@ -648,17 +745,65 @@ class compiled_expr {
         c = code::ne;
         break;
       default:
-        throw error(where_ + ": unsupported operation in '" + text() + "'");
+        throw error(where() + ": unsupported operation in '" + text() + "'");
     }
     push({c, 0}, -1);
   }
 
   static std::int64_t wrap(std::uint64_t x) { return static_cast<std::int64_t>(x); }
 
-  void tpush(tcode c, std::uint32_t arg = 0) { tcode_.push_back({c, arg}); }
+  void tpush(tcode c, std::uint32_t arg = 0) {
+    const bool binop = c >= tcode::add_i && c <= tcode::max_i;  // min_i/max_i: stack operands
+    tcode_.push_back({c, 0, 0,
+                      static_cast<std::uint8_t>(binop ? 9 * (static_cast<int>(c) - static_cast<int>(tcode::add_i)) : 0),
+                      arg, 0, {}});
+  }
 
-  // Emits typed code for n; returns its type ('i' or 'f'), or 0 where the type is only known at
-  // run time (strings, ** whose exponent may be negative, min/max over mixed types).
+  static constexpr std::uint8_t kStk = 0, kSlot = 1, kConst = 2;
+
+  // Whether node i always yields 0 or 1 (no to-bool needed after it).
+  bool is_bool(std::uint32_t i) const {
+    const flat_node& n = f_->nodes[i];
+    switch (n.k) {
+      case op::lt:
+      case op::le:
+      case op::gt:
+      case op::ge:
+      case op::eq:
+      case op::ne:
+      case op::land:
+      case op::lor:
+      case op::lnot:
+        return true;
+      case op::lit:
+        return f_->lits[n.arg].index() == 2;
+      default:
+        return false;
+    }
+  }
+
+  // Operand of an integer binary operation: a slot or constant read in place, or code whose
+  // result is on the stack.
+  void int_operand(std::uint32_t i, std::size_t self_slot, bool const_ok, tinstr& in,
+                   std::uint8_t& mode, std::uint32_t& arg) {
+    const flat_node& n = f_->nodes[i];
+    if (n.k == op::param || n.k == op::self) {
+      mode = kSlot;
+      arg = static_cast<std::uint32_t>(n.k == op::param ? name_slot_[n.arg] : self_slot);
+    } else if (n.k == op::lit && const_ok) {
+      const value& lv = f_->lits[n.arg];
+      in.k.i = lv.index() == 0 ? std::get<0>(lv) : std::get<2>(lv) ? 1 : 0;
+      mode = kConst;
+      arg = 0;
+    } else {
+      emit_typed(i, self_slot);
+      mode = kStk;
+      arg = 0;
+    }
+  }
+
+  // Emits typed code for node i (whose static type, type_[i], is known to be 'i' or 'f') and
+  // returns that type.
   char emit_typed(std::uint32_t i, std::size_t self_slot) {
     const flat_node& n = f_->nodes[i];
     std::uint32_t kid[2] = {0, 0};
@@ -666,37 +811,31 @@ class compiled_expr {
     switch (n.k) {
       case op::lit: {
         tval v{};
-        char t;
         const value& lv = f_->lits[n.arg];
         if (const auto* x = std::get_if<std::int64_t>(&lv))
-          v.i = *x, t = 'i';
+          v.i = *x;
         else if (const auto* b = std::get_if<bool>(&lv))
-          v.i = *b ? 1 : 0, t = 'i';
-        else if (const auto* d = std::get_if<double>(&lv))
-          v.d = *d, t = 'f';
+          v.i = *b ? 1 : 0;
         else
-          return 0;
-        tconsts_.push_back(v);
-        tpush(tcode::konst, static_cast<std::uint32_t>(tconsts_.size() - 1));
-        return t;
+          v.d = std::get<double>(lv);
+        tcode_.push_back({tcode::konst, 0, 0, 0, 0, 0, v});
+        return type_[i];
       }
       case op::param:
       case op::self: {
         std::size_t sl = self_slot;
-        if (n.k == op::param) sl = (*name_slot_)[n.arg];  // checked by emit()
+        if (n.k == op::param) sl = name_slot_[n.arg];  // checked in the constructor
         tpush(tcode::slot, static_cast<std::uint32_t>(sl));
         return 'i';
       }
       case op::land:
       case op::lor: {
         const char a = emit_typed(kid[0], self_slot);
-        if (!a) return 0;
         const std::size_t at = tcode_.size();
         tpush(n.k == op::land ? (a == 'i' ? tcode::and_jump_i : tcode::and_jump_f)
                               : (a == 'i' ? tcode::or_jump_i : tcode::or_jump_f));
         const char b = emit_typed(kid[1], self_slot);
-        if (!b) return 0;
-        tpush(b == 'f' ? tcode::tobool_f : tcode::tobool_i);
+        if (!is_bool(kid[1])) tpush(b == 'f' ? tcode::tobool_f : tcode::tobool_i);
         tcode_[at].arg = static_cast<std::uint32_t>(tcode_.size());
         return 'i';
       }
@@ -704,7 +843,6 @@ class compiled_expr {
       case op::neg:
       case op::abs: {
         const char a = emit_typed(i - 1, self_slot);
-        if (!a) return 0;
         const bool f = a == 'f';
         if (n.k == op::lnot) return tpush(f ? tcode::lnot_f : tcode::lnot_i), 'i';
         tpush(n.k == op::neg ? (f ? tcode::neg_f : tcode::neg_i)
@@ -713,91 +851,134 @@ class compiled_expr {
       }
       case op::min:
       case op::max: {
-        std::vector<std::uint32_t> ks(n.arg);
-        f_->kids(i, ks.data(), ks.size());
+        std::uint32_t ks_buf[8];
+        std::vector<std::uint32_t> ks_vec;
+        std::uint32_t* ks = ks_buf;
+        if (n.arg > 8) ks_vec.resize(n.arg), ks = ks_vec.data();
+        f_->kids(i, ks, n.arg);
         const char a = emit_typed(ks[0], self_slot);
-        if (!a) return 0;
-        for (std::size_t j = 1; j < ks.size(); ++j) {
-          if (emit_typed(ks[j], self_slot) != a) return 0;
-          const bool f = a == 'f';
+        const bool f = a == 'f';
+        for (std::size_t j = 1; j < n.arg; ++j) {
+          emit_typed(ks[j], self_slot);
           tpush(n.k == op::min ? (f ? tcode::min_f : tcode::min_i)
                                : (f ? tcode::max_f : tcode::max_i));
         }
         return a;
       }
-      case op::pow:
-        return 0;
       default:
         break;
     }
-    const char a = emit_typed(kid[0], self_slot);
-    if (!a) return 0;
-    const char b = emit_typed(kid[1], self_slot);
-    if (!b) return 0;
-    const bool ints = a == 'i' && b == 'i' && n.k != op::div_real;
-    if (!ints) {
-      if (a == 'i') tpush(tcode::i2f_second);
-      if (b == 'i') tpush(tcode::i2f_top);
+    const bool ints = type_[kid[0]] == 'i' && type_[kid[1]] == 'i' && n.k != op::div_real;
+    if (ints) {
+      tinstr in{};
+      switch (n.k) {
+        case op::add:
+          in.c = tcode::add_i;
+          break;
+        case op::sub:
+          in.c = tcode::sub_i;
+          break;
+        case op::mul:
+          in.c = tcode::mul_i;
+          break;
+        case op::div_c:
+          in.c = tcode::divc_i;
+          break;
+        case op::floordiv:
+          in.c = tcode::floordiv_i;
+          break;
+        case op::mod_py:
+          in.c = tcode::modpy_i;
+          break;
+        case op::mod_c:
+          in.c = tcode::modc_i;
+          break;
+        case op::lt:
+          in.c = tcode::lt_i;
+          break;
+        case op::le:
+          in.c = tcode::le_i;
+          break;
+        case op::gt:
+          in.c = tcode::gt_i;
+          break;
+        case op::ge:
+          in.c = tcode::ge_i;
+          break;
+        case op::eq:
+          in.c = tcode::eq_i;
+          break;
+        default:  // ne (pow and div_real are never typed as integers)
+          in.c = tcode::ne_i;
+          break;
+      }
+      // One constant per instruction: a constant left operand of a constant goes on the stack.
+      const bool lit1 = f_->nodes[kid[1]].k == op::lit;
+      int_operand(kid[0], self_slot, !lit1, in, in.lm, in.arg);
+      int_operand(kid[1], self_slot, true, in, in.rm, in.arg2);
+      in.x = static_cast<std::uint8_t>(
+          9 * (static_cast<int>(in.c) - static_cast<int>(tcode::add_i)) + 3 * in.lm + in.rm);
+      tcode_.push_back(in);
+      return type_[i];
     }
-    auto pick = [&](tcode i, tcode f) { tpush(ints ? i : f); };
+    const char a = emit_typed(kid[0], self_slot);
+    const char b = emit_typed(kid[1], self_slot);
+    if (a == 'i') tpush(tcode::i2f_second);
+    if (b == 'i') tpush(tcode::i2f_top);
     switch (n.k) {
       case op::add:
-        pick(tcode::add_i, tcode::add_f);
-        return ints ? 'i' : 'f';
+        tpush(tcode::add_f);
+        break;
       case op::sub:
-        pick(tcode::sub_i, tcode::sub_f);
-        return ints ? 'i' : 'f';
+        tpush(tcode::sub_f);
+        break;
       case op::mul:
-        pick(tcode::mul_i, tcode::mul_f);
-        return ints ? 'i' : 'f';
+        tpush(tcode::mul_f);
+        break;
       case op::div_real:
-        tpush(tcode::div_f);
-        return 'f';
       case op::div_c:
-        pick(tcode::divc_i, tcode::div_f);
-        return ints ? 'i' : 'f';
+        tpush(tcode::div_f);
+        break;
       case op::floordiv:
-        pick(tcode::floordiv_i, tcode::floordiv_f);
-        return ints ? 'i' : 'f';
+        tpush(tcode::floordiv_f);
+        break;
       case op::mod_py:
-        pick(tcode::modpy_i, tcode::modpy_f);
-        return ints ? 'i' : 'f';
+        tpush(tcode::modpy_f);
+        break;
       case op::mod_c:
-        pick(tcode::modc_i, tcode::modc_f);
-        return ints ? 'i' : 'f';
+        tpush(tcode::modc_f);
+        break;
       case op::lt:
-        pick(tcode::lt_i, tcode::lt_f);
-        return 'i';
+        tpush(tcode::lt_f);
+        break;
       case op::le:
-        pick(tcode::le_i, tcode::le_f);
-        return 'i';
+        tpush(tcode::le_f);
+        break;
       case op::gt:
-        pick(tcode::gt_i, tcode::gt_f);
-        return 'i';
+        tpush(tcode::gt_f);
+        break;
       case op::ge:
-        pick(tcode::ge_i, tcode::ge_f);
-        return 'i';
+        tpush(tcode::ge_f);
+        break;
       case op::eq:
-        pick(tcode::eq_i, tcode::eq_f);
-        return 'i';
-      case op::ne:
-        pick(tcode::ne_i, tcode::ne_f);
-        return 'i';
-      default:
-        return 0;
+        tpush(tcode::eq_f);
+        break;
+      default:  // ne
+        tpush(tcode::ne_f);
+        break;
     }
+    return type_[i];
   }
 
   expr e_;
-  std::string self_name_, where_;
-  const flat_expr* f_ = nullptr;                     // only while compiling
-  const std::vector<std::size_t>* name_slot_ = nullptr;  // only while compiling
+  const std::string* owner_;
+  const flat_expr* f_ = nullptr;               // only while compiling
+  const std::size_t* name_slot_ = nullptr;     // only while compiling
+  const char* type_ = nullptr;                       // only while compiling: each node's type
   std::vector<tinstr> tcode_;
-  std::vector<tval> tconsts_;
   bool typed_ = false, result_f_ = false;
-  std::vector<instr> code_;
+  std::vector<instr> code_;  // untyped code, only when the typed one cannot be made
   std::vector<num> consts_;
-  std::vector<std::size_t> slots_;
   int depth_ = 0, max_depth_ = 0;
 };
 

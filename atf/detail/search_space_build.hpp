@@ -21,11 +21,6 @@ struct dsu {
   }
 };
 
-struct group_constraint {
-  std::uint64_t mask;
-  double selectivity;
-};
-
 }  // namespace detail
 
 inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, space_options opts) {
@@ -34,38 +29,59 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
   std::uint64_t h = 1469598103934665603ull;
   params_.reserve(tps.size());
   names_.reserve(tps.size());
-  slot_of_.reserve(tps.size());
+  std::size_t total_values = 0;
+  bool any_callable = false;
   for (const auto& t : tps) {
-    if (slot_of_.count(t.name()))
-      throw error("search_space: parameter '" + t.name() + "' declared twice");
-    slot_of_.emplace(t.name(), params_.size());
     names_.push_back(t.name());
-    detail::param_def d;
-    d.name = t.name();
-    d.values = t.values().values();
-    d.range_text = t.values().description();
-    if (d.values.empty())
-      throw error("search_space: parameter '" + d.name + "' has an empty range");
-    d.nums.reserve(d.values.size());
-    for (const auto& v : d.values) {
-      d.nums.push_back(detail::to_num(v, strings_));
+    total_values += t.values().size();
+    for (const auto& c : t.constraints()) any_callable |= !c.is_expression();
+  }
+  // Look-up by name: a sorted list of views into names_ (which no longer grows).
+  sorted_names_.reserve(tps.size());
+  for (std::size_t i = 0; i < names_.size(); ++i) sorted_names_.emplace_back(names_[i], i);
+  std::sort(sorted_names_.begin(), sorted_names_.end());
+  std::size_t first_dup = static_cast<std::size_t>(-1);  // first parameter declared a second time
+  for (std::size_t i = 1; i < sorted_names_.size(); ++i)
+    if (sorted_names_[i].first == sorted_names_[i - 1].first)
+      first_dup = std::min(first_dup, sorted_names_[i].second);
+  auto find_slot = [&](std::string_view name) {
+    auto it = std::lower_bound(
+        sorted_names_.begin(), sorted_names_.end(), name,
+        [](const std::pair<std::string_view, std::size_t>& a, std::string_view b) { return a.first < b; });
+    return it == sorted_names_.end() || it->first != name ? static_cast<std::size_t>(-1)
+                                                          : it->second;
+  };
+  nums_.reserve(total_values);
+  for (std::size_t i = 0; i < tps.size(); ++i) {
+    const auto& t = tps[i];
+    if (i == first_dup) throw error("search_space: parameter '" + t.name() + "' declared twice");
+    detail::param_def d{t, &t.values().values(), {}, nums_.data() + nums_.size(), true};
+    if (d.values().empty())
+      throw error("search_space: parameter '" + t.name() + "' has an empty range");
+    for (const auto& v : d.values()) {
+      nums_.push_back(detail::to_num(v, strings_));
       d.int_valued &= v.index() == 0 || v.index() == 2;
       h = detail::fnv1a_value(h, v);
     }
-    h = detail::fnv1a(h, d.name);
-    cartesian_ *= static_cast<double>(d.values.size());
+    h = detail::fnv1a(h, t.name());
+    cartesian_ *= static_cast<double>(d.values().size());
     params_.push_back(std::move(d));
+  }
+  if (any_callable) {  // partial_config looks names up in a map
+    slot_of_.reserve(tps.size());
+    for (std::size_t i = 0; i < names_.size(); ++i) slot_of_.emplace(names_[i], i);
   }
   const std::size_t P = params_.size();
 
   auto index_or_throw = [&](const std::string& name, const std::string& where) {
-    auto it = slot_of_.find(name);
-    if (it == slot_of_.end()) throw error(where + " refers to unknown parameter '" + name + "'");
-    return it->second;
+    const std::size_t i = find_slot(name);
+    if (i == static_cast<std::size_t>(-1))
+      throw error(where + " refers to unknown parameter '" + name + "'");
+    return i;
   };
-  std::string key;  // reused for name look-ups
+  std::vector<std::size_t> name_slots;  // every expression's name -> slot map, back to back
   auto add_expr = [&](const expr& e, std::size_t owner) {
-    detail::expr_def d{e, owner, {}, nullptr, nullptr, {}};
+    detail::expr_def d{e, owner, {}, nullptr, nullptr, name_slots.size()};
     // Parsed expressions are flat already; trees built with C++ operators are flattened here.
     const detail::flat_expr* f = e.flat();
     if (!f) {
@@ -77,17 +93,14 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     d.flat = f;
     // Parameter slots (deduplicated) and whether atf::self occurs.
     bool self = false, unknown = false;
-    d.name_slot.resize(f->names.size());
+    d.refs.reserve(f->names.size() + 1);
     for (std::size_t i = 0; i < f->names.size(); ++i) {
-      key.assign(f->name(i));
-      auto it = slot_of_.find(key);
-      if (it == slot_of_.end()) {
+      const std::size_t slot = find_slot(f->name(i));
+      name_slots.push_back(slot);
+      if (slot == static_cast<std::size_t>(-1)) {
         unknown = true;
-        d.name_slot[i] = static_cast<std::size_t>(-1);
-      } else {
-        d.name_slot[i] = it->second;
-        if (std::find(d.refs.begin(), d.refs.end(), it->second) == d.refs.end())
-          d.refs.push_back(it->second);
+      } else if (std::find(d.refs.begin(), d.refs.end(), slot) == d.refs.end()) {
+        d.refs.push_back(slot);
       }
     }
     for (const auto& n : f->nodes) self |= n.k == detail::op::self;
@@ -111,6 +124,7 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     for (const auto& t : tps) n += t.constraints().size();
     exprs_.reserve(n);
     compiled_.reserve(n);
+    name_slots.reserve(4 * n);
   }
   for (std::size_t i = 0; i < tps.size(); ++i)
     for (const auto& c : tps[i].constraints()) {
@@ -160,15 +174,27 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
   std::vector<detail::num> slots(P);
   std::vector<const value*> cur(P, nullptr);
   std::vector<char> used(exprs_.size(), 0);
+  // Keeps the values of pd listed in `kept` (ascending): a copy only when some were removed.
+  std::vector<std::uint32_t> kept;
+  auto keep_values = [&](detail::param_def& pd) {
+    if (kept.size() == pd.values().size()) return;
+    std::vector<value> vals;
+    vals.reserve(kept.size());
+    for (std::size_t j = 0; j < kept.size(); ++j) {
+      vals.push_back(pd.values()[kept[j]]);
+      pd.nums[j] = pd.nums[kept[j]];  // in place: kept[j] >= j
+    }
+    pd.filtered = std::move(vals);
+    pd.vals = &pd.filtered;
+  };
   for (std::size_t i = 0; i < exprs_.size(); ++i) {
     auto& d = exprs_[i];
     bool ints = true;
     for (auto r : d.refs) ints &= params_[r].int_valued;
-    const std::string owner_name = d.owner == static_cast<std::size_t>(-1) ? "" : names_[d.owner];
-    compiled_.push_back(std::make_unique<detail::compiled_expr>(
-        d.e, *d.flat, d.name_slot, d.owner, owner_name, ints, strings_,
-        owner_name.empty() ? "constraint" : "constraint of '" + owner_name + "'"));
-    const auto& ce = *compiled_.back();
+    compiled_.emplace_back(d.e, *d.flat, name_slots.data() + d.name_slot_off, d.owner,
+                           d.owner == static_cast<std::size_t>(-1) ? nullptr : &names_[d.owner],
+                           ints, strings_);
+    const auto& ce = compiled_.back();
     if (d.refs.empty()) {
       if (!ce.test(slots.data()))
         throw error("search space has no valid configuration: constraint '" + ce.text() +
@@ -176,24 +202,23 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
       used[i] = 1;
     } else if (d.refs.size() == 1) {
       auto& pd = params_[d.refs[0]];
-      std::vector<value> vals;
-      std::vector<detail::num> nums;
-      for (std::size_t v = 0; v < pd.values.size(); ++v) {
+      const std::string& pname = names_[d.refs[0]];
+      kept.clear();
+      for (std::size_t v = 0; v < pd.values().size(); ++v) {
         slots[d.refs[0]] = pd.nums[v];
         bool ok;
         try {
           ok = ce.test(slots.data());
         } catch (const std::exception& e) {
-          throw error("constraint '" + ce.text() + "' failed for " + pd.name + " = " +
-                      to_string(pd.values[v]) + ": " + e.what());
+          throw error("constraint '" + ce.text() + "' failed for " + pname + " = " +
+                      to_string(pd.values()[v]) + ": " + e.what());
         }
-        if (ok) vals.push_back(pd.values[v]), nums.push_back(pd.nums[v]);
+        if (ok) kept.push_back(static_cast<std::uint32_t>(v));
       }
-      if (vals.empty())
-        throw error("search space has no valid configuration: no value of '" + pd.name + "' in " +
-                    pd.range_text + " satisfies '" + ce.text() + "'");
-      pd.values = std::move(vals);
-      pd.nums = std::move(nums);
+      if (kept.empty())
+        throw error("search space has no valid configuration: no value of '" + pname + "' in " +
+                    pd.src.values().description() + " satisfies '" + ce.text() + "'");
+      keep_values(pd);
       used[i] = 1;
     }
   }
@@ -202,26 +227,25 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     auto& l = lambdas_[i];
     if (!l.reads.empty()) continue;
     auto& pd = params_[l.owner];
-    std::vector<value> vals;
-    std::vector<detail::num> nums;
-    for (std::size_t v = 0; v < pd.values.size(); ++v) {
-      cur[l.owner] = &pd.values[v];
+    const std::string& pname = names_[l.owner];
+    kept.clear();
+    for (std::size_t v = 0; v < pd.values().size(); ++v) {
+      cur[l.owner] = &pd.values()[v];
       partial_config pc(&slot_of_, cur.data(), &names_[l.owner]);
       bool ok;
       try {
-        ok = l.fn(pd.values[v], pc);
+        ok = l.fn(pd.values()[v], pc);
       } catch (const std::exception& e) {
-        throw error("constraint of '" + pd.name + "' threw for " + pd.name + " = " +
-                    to_string(pd.values[v]) + ": " + e.what());
+        throw error("constraint of '" + pname + "' threw for " + pname + " = " +
+                    to_string(pd.values()[v]) + ": " + e.what());
       }
-      if (ok) vals.push_back(pd.values[v]), nums.push_back(pd.nums[v]);
+      if (ok) kept.push_back(static_cast<std::uint32_t>(v));
     }
     cur[l.owner] = nullptr;
-    if (vals.empty())
-      throw error("search space has no valid configuration: no value of '" + pd.name + "' in " +
-                  pd.range_text + " satisfies its constraint");
-    pd.values = std::move(vals);
-    pd.nums = std::move(nums);
+    if (kept.empty())
+      throw error("search space has no valid configuration: no value of '" + pname + "' in " +
+                  pd.src.values().description() + " satisfies its constraint");
+    keep_values(pd);
     lambda_used[i] = 1;
   }
 
@@ -234,30 +258,38 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
     if (!lambda_used[i])
       for (auto r : lambdas_[i].reads) sets.unite(lambdas_[i].owner, r);
   // Groups by root (the smallest index of each group), in ascending order of roots.
-  std::vector<std::pair<std::size_t, std::vector<std::size_t>>> by_root;
+  // Members of all groups back to back (ascending within a group), groups in ascending order of
+  // roots.
+  std::vector<std::size_t> roots, member_flat(P), group_begin;
   {
     std::vector<std::size_t> group_of(P);
     for (std::size_t i = 0; i < P; ++i) {
       const std::size_t r = sets.find(i);
-      if (r == i) {
-        group_of[i] = by_root.size();
-        by_root.emplace_back(i, std::vector<std::size_t>{});
-      }
-      by_root[group_of[r]].second.push_back(i);
+      if (r == i) group_of[i] = roots.size(), roots.push_back(i);
+      group_of[i] = group_of[r];
     }
+    group_begin.assign(roots.size() + 1, 0);
+    for (std::size_t i = 0; i < P; ++i) ++group_begin[group_of[i] + 1];
+    for (std::size_t g = 0; g < roots.size(); ++g) group_begin[g + 1] += group_begin[g];
+    std::vector<std::size_t> fill(group_begin.begin(), group_begin.end() - 1);
+    for (std::size_t i = 0; i < P; ++i) member_flat[fill[group_of[i]]++] = i;
   }
-  trees_.reserve(by_root.size());
+  trees_.reserve(roots.size());
   detail::gen_state scratch;  // generation state and output, reused by every tree
   detail::subtree scratch_out;
+  detail::order_scratch order_sc;
+  std::vector<std::size_t> members, order, pos(P, 0);
 
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = opts.threads ? opts.threads : hw;
-  for (auto& [root, members] : by_root) {
-    std::vector<std::size_t> order;
+  for (std::size_t g = 0; g < roots.size(); ++g) {
+    const std::size_t root = roots[g];
+    members.assign(member_flat.begin() + static_cast<std::ptrdiff_t>(group_begin[g]),
+                   member_flat.begin() + static_cast<std::ptrdiff_t>(group_begin[g + 1]));
     double est = 0;
-    order_group(members, order, est);
+    order_group(members, order, est, order_sc);
     detail::tree t;
-    std::vector<std::size_t> pos(P, 0);
+    t.levels.reserve(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
       detail::level_plan lp;
       lp.param = order[k];
@@ -268,16 +300,15 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
       if (used[i] || sets.find(exprs_[i].refs[0]) != root) continue;
       std::size_t k = 0;
       for (auto r : exprs_[i].refs) k = std::max(k, pos[r]);
-      t.levels[k].exprs.push_back(compiled_[i].get());
+      t.levels[k].exprs.push_back(&compiled_[i]);
+      for (auto r : exprs_[i].refs)  // the parameters the expression reads (atf::self included)
+        if (r != t.levels[k].param) t.levels[k].deps.push_back(r);
     }
     for (std::size_t i = 0; i < lambdas_.size(); ++i)
       if (!lambda_used[i] && sets.find(lambdas_[i].owner) == root)
         t.levels[pos[lambdas_[i].owner]].lambdas.push_back(&lambdas_[i]);
     for (auto& L : t.levels) {
       auto& deps = L.deps;
-      for (const auto* ce : L.exprs)
-        for (auto r : ce->slots())
-          if (r != L.param) deps.push_back(r);
       for (const auto* ld : L.lambdas)
         for (auto r : ld->reads)
           if (r != L.param) deps.push_back(r);
@@ -286,7 +317,7 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
       std::uint64_t keys = 1;
       for (auto d : L.deps) {
         L.strides.push_back(keys);
-        keys *= params_[d].values.size();
+        keys *= params_[d].values().size();
         if (keys > 4096) break;
       }
       L.keys = keys <= 4096 ? keys : 0;
@@ -319,19 +350,22 @@ inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, sp
 // constraint checks (nodes of a level times the next range size) is smallest. Exact dynamic
 // programming over subsets for small groups, greedy with one step of look-ahead beyond that.
 inline void search_space::order_group(const std::vector<std::size_t>& members,
-                                      std::vector<std::size_t>& order, double& est_checks) {
+                                      std::vector<std::size_t>& order, double& est_checks,
+                                      detail::order_scratch& sc) {
   const std::size_t m = members.size();
   order.clear();
   if (m == 1) {
     order = members;
-    est_checks = static_cast<double>(params_[members[0]].values.size());
+    est_checks = static_cast<double>(params_[members[0]].values().size());
     return;
   }
-  std::vector<std::size_t> local(params_.size(), static_cast<std::size_t>(-1));
+  auto& local = sc.local;
+  local.assign(params_.size(), static_cast<std::size_t>(-1));
   for (std::size_t i = 0; i < m; ++i) local[members[i]] = i;
-  std::vector<double> dom(m);
+  auto& dom = sc.dom;
+  dom.resize(m);
   for (std::size_t i = 0; i < m; ++i)
-    dom[i] = static_cast<double>(params_[members[i]].values.size());
+    dom[i] = static_cast<double>(params_[members[i]].values().size());
 
   if (m > 64) {  // beyond mask width: declaration order, callable dependencies first
     std::vector<char> placed(params_.size(), 0);
@@ -350,8 +384,10 @@ inline void search_space::order_group(const std::vector<std::size_t>& members,
 
   // Selectivity of each expression by sampling (only where the group is big enough for the order
   // to matter); callables and small groups count one half per constraint.
-  std::vector<detail::group_constraint> cons;
-  std::vector<std::uint64_t> prec(m, 0);
+  auto& cons = sc.cons;
+  cons.clear();
+  auto& prec = sc.prec;
+  prec.assign(m, 0);
   double product = 1;
   for (double d : dom) product *= d;
   const bool sample = product > 4096;
@@ -362,7 +398,8 @@ inline void search_space::order_group(const std::vector<std::size_t>& members,
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   };
-  std::vector<detail::num> slots(sample ? params_.size() : 0);
+  auto& slots = sc.slots;
+  if (sample) slots.resize(params_.size());
   for (std::size_t i = 0; i < exprs_.size(); ++i) {
     const auto& d = exprs_[i];
     if (d.refs.size() < 2 || local[d.refs[0]] == static_cast<std::size_t>(-1)) continue;
@@ -373,9 +410,9 @@ inline void search_space::order_group(const std::vector<std::size_t>& members,
       int hits = 0;
       const int samples = 64;
       for (int s = 0; s < samples; ++s) {
-        for (auto r : d.refs) slots[r] = params_[r].nums[next_random() % params_[r].nums.size()];
+        for (auto r : d.refs) slots[r] = params_[r].nums[next_random() % params_[r].values().size()];
         try {
-          hits += compiled_[i]->test(slots.data()) ? 1 : 0;
+          hits += compiled_[i].test(slots.data()) ? 1 : 0;
         } catch (...) {
         }
       }
@@ -400,8 +437,12 @@ inline void search_space::order_group(const std::vector<std::size_t>& members,
 
   if (m <= 16) {
     const std::size_t full = (std::size_t{1} << m) - 1;
-    std::vector<double> nodes(full + 1), best(full + 1, std::numeric_limits<double>::infinity());
-    std::vector<std::uint8_t> last(full + 1, 0);
+    auto& nodes = sc.nodes;
+    auto& best = sc.best;
+    auto& last = sc.last;
+    nodes.resize(full + 1);
+    best.assign(full + 1, std::numeric_limits<double>::infinity());
+    last.assign(full + 1, 0);
     for (std::size_t s = 0; s <= full; ++s) nodes[s] = nodes_of(s);
     best[0] = 0;
     for (std::size_t s = 0; s < full; ++s) {
@@ -414,12 +455,12 @@ inline void search_space::order_group(const std::vector<std::size_t>& members,
       }
     }
     est_checks = best[full];
-    std::vector<std::size_t> rev;
+    order.resize(m);
+    std::size_t at = m;
     for (std::size_t s = full; s;) {
-      rev.push_back(members[last[s]]);
+      order[--at] = members[last[s]];
       s &= ~(std::size_t{1} << last[s]);
     }
-    order.assign(rev.rbegin(), rev.rend());
     return;
   }
 
@@ -470,9 +511,10 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
   const std::size_t P = params_.size();
   if (n == 1 && t.levels[0].exprs.empty() && t.levels[0].lambdas.empty()) {
     // A lone parameter (its own constraints already filtered its range): every value is a leaf.
-    const auto nv = static_cast<std::uint32_t>(params_[t.levels[0].param].values.size());
-    t.vidx.assign(1, std::vector<std::uint32_t>(nv));
-    std::iota(t.vidx[0].begin(), t.vidx[0].end(), 0u);
+    const auto nv = static_cast<std::uint32_t>(params_[t.levels[0].param].values().size());
+    t.vidx.resize(nv);
+    std::iota(t.vidx.begin(), t.vidx.end(), 0u);
+    t.levels[0].vb = 0, t.levels[0].vn = nv;
     t.leaf_start.clear();
     t.leaves = nv;
     return;
@@ -486,7 +528,7 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
   auto set_value = [&](state& s, std::size_t k, std::uint32_t v) {
     const auto p = t.levels[k].param;
     s.slots[p] = params_[p].nums[v];
-    s.cur[p] = &params_[p].values[v];
+    s.cur[p] = &params_[p].values()[v];
     s.vi[p] = v;
   };
 
@@ -520,11 +562,16 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
     std::uint64_t key = 0;
     for (std::size_t i = 0; i < L.deps.size(); ++i) key += s.vi[L.deps[i]] * L.strides[i];
     auto& lc = s.cache[k];
-    if (lc.entries.empty()) lc.entries.resize(L.keys);
+    if (lc.entries.empty()) {
+      lc.entries.resize(L.keys);
+      // Room for every list at once (bounded), instead of growing by doubling.
+      const std::uint64_t most = L.keys * params_[L.param].values().size();
+      lc.pool.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(most, 1u << 16)));
+    }
     auto& e = lc.entries[key];
     if (!e.done) {
       e.offset = static_cast<std::uint32_t>(lc.pool.size());
-      const auto nv = static_cast<std::uint32_t>(params_[L.param].values.size());
+      const auto nv = static_cast<std::uint32_t>(params_[L.param].values().size());
       for (std::uint32_t v = 0; v < nv; ++v) {
         set_value(s, k, v);
         if (check(s, k)) lc.pool.push_back(v);
@@ -549,7 +596,7 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
         return !cs.empty();
       }
       bool any = false;
-      const auto nv = static_cast<std::uint32_t>(params_[L.param].values.size());
+      const auto nv = static_cast<std::uint32_t>(params_[L.param].values().size());
       for (std::uint32_t v = 0; v < nv; ++v) {
         set_value(s, k, v);
         if (check(s, k)) vk.push_back(v), any = true;
@@ -571,7 +618,7 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
       // Deeper levels only grow their own pools, so this level's list stays in place.
       for (auto v : cs) set_value(s, k, v), visit(v);
     } else {
-      const auto nv = static_cast<std::uint32_t>(params_[L.param].values.size());
+      const auto nv = static_cast<std::uint32_t>(params_[L.param].values().size());
       for (std::uint32_t v = 0; v < nv; ++v) {
         set_value(s, k, v);
         if (check(s, k)) visit(v);
@@ -591,7 +638,7 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
       for (const auto& pre : prefixes) {
         for (std::size_t k = 0; k < split; ++k) set_value(s, k, pre[k]);
         const auto& pd = params_[t.levels[split].param];
-        for (std::uint32_t v = 0; v < pd.values.size(); ++v) {
+        for (std::uint32_t v = 0; v < pd.values().size(); ++v) {
           set_value(s, split, v);
           if (!check(s, split)) continue;
           next.push_back(pre);
@@ -604,8 +651,9 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
       if (prefixes.empty()) break;
     }
     if (prefixes.empty()) {
-      t.vidx.assign(n, {});
-      t.leaf_start.assign(n - 1, {0});
+      t.vidx.clear();
+      t.leaf_start.assign(n - 1, 0);
+      for (std::size_t k = 0; k < n; ++k) t.levels[k].vb = 0, t.levels[k].vn = 0, t.levels[k].lb = k;
       t.leaves = 0;
       return;
     }
@@ -650,14 +698,14 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
   }
 
   // Concatenate: prefix levels from the prefixes that kept a subtree, then the subtrees.
-  std::vector<std::vector<std::uint32_t>> merged;
-  const std::vector<std::vector<std::uint32_t>>* nch = &merged;
-  t.vidx.resize(n);
+  std::vector<std::vector<std::uint32_t>> merged_v, merged;
+  const std::vector<std::vector<std::uint32_t>>* lv = &merged_v;  // per level: value indices
+  const std::vector<std::vector<std::uint32_t>>* nch = &merged;   // per level: child counts
   if (split == 0) {
-    for (std::size_t k = 0; k < n; ++k)
-      t.vidx[k].assign(scratch_out.vidx[k].begin(), scratch_out.vidx[k].end());
+    lv = &scratch_out.vidx;
     nch = &scratch_out.nchild;
   } else {
+    merged_v.resize(n);
     merged.resize(n);
     auto& nchild = merged;
     const std::vector<std::uint32_t>* prev = nullptr;
@@ -669,32 +717,46 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
       if (prev)
         while (j < split && pre[j] == (*prev)[j]) ++j;
       for (std::size_t k = j; k < split; ++k) {
-        t.vidx[k].push_back(pre[k]);
+        merged_v[k].push_back(pre[k]);
         nchild[k].push_back(0);
         if (k > 0) ++nchild[k - 1].back();
       }
       nchild[split - 1].back() += static_cast<std::uint32_t>(o.vidx[0].size());
       for (std::size_t x = 0; x < n - split; ++x) {
-        t.vidx[split + x].insert(t.vidx[split + x].end(), o.vidx[x].begin(), o.vidx[x].end());
+        merged_v[split + x].insert(merged_v[split + x].end(), o.vidx[x].begin(), o.vidx[x].end());
         nchild[split + x].insert(nchild[split + x].end(), o.nchild[x].begin(), o.nchild[x].end());
       }
       if (!outs.empty()) o = {};
       prev = &pre;
     }
   }
+  // Into the tree's flat arrays: one for the value indices of all levels, one for the leaf
+  // prefix sums of all levels but the last.
+  std::size_t total_v = 0, total_ls = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    auto& L = t.levels[k];
+    L.vb = total_v;
+    L.vn = (*lv)[k].size();
+    L.lb = total_ls;
+    total_v += L.vn;
+    if (k + 1 < n) total_ls += L.vn + 1;
+  }
+  t.vidx.resize(total_v);
+  for (std::size_t k = 0; k < n; ++k)
+    std::copy((*lv)[k].begin(), (*lv)[k].end(), t.vidx.begin() + static_cast<std::ptrdiff_t>(t.levels[k].vb));
   const auto& nchild = *nch;
-  t.leaf_start.resize(n > 0 ? n - 1 : 0);
+  t.leaf_start.resize(total_ls);
   for (std::size_t k = n - 1; k-- > 0;) {
-    auto& ls = t.leaf_start[k];
-    ls.resize(t.vidx[k].size() + 1);
+    std::uint64_t* ls = t.leaf_start.data() + t.levels[k].lb;
+    const std::uint64_t* next = t.leaf_start.data() + t.levels[k + 1].lb;
     ls[0] = 0;
     std::uint64_t c = 0;
-    for (std::size_t j = 0; j < t.vidx[k].size(); ++j) {
+    for (std::size_t j = 0; j < t.levels[k].vn; ++j) {
       c += nchild[k][j];
-      ls[j + 1] = k + 2 == n ? c : t.leaf_start[k + 1][c];
+      ls[j + 1] = k + 2 == n ? c : next[c];
     }
   }
-  t.leaves = n == 1 ? t.vidx[0].size() : t.leaf_start[0].back();
+  t.leaves = n == 1 ? t.levels[0].vn : t.leaf_start[t.levels[0].lb + t.levels[0].vn];
 }
 
 }  // namespace atf

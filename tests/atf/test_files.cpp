@@ -343,3 +343,38 @@ TEST_CASE("Parsed expressions: flat form gives the same text, hash and semantics
     for (atf::index_t i = 0; i < s1->size(); ++i) CHECK(s1->at(i) == s2->at(i));
   }
 }
+
+TEST_CASE("typed integer code (operands read in place) agrees with the generic path") {
+  // The same constraint over integer parameters (typed code, slot and constant operands) and over
+  // the same values as floats (generic code).
+  auto count = [](const std::string& c, bool floats) {
+    nlohmann::json doc = {
+        {"parameters",
+         {{{"name", "x"}, {"values", {-4, -1, 0, 1, 2, 3, 5, 8}}, {"type", floats ? "float" : "int"}},
+          {{"name", "y"}, {"values", {1, 2, 3, 4}}}}},
+        {"constraints", {c}}};
+    atf::space_options o;
+    o.threads = 1;
+    return static_cast<std::uint64_t>(atf::make_space(atf::parse_space_json(doc, "t"), o).size());
+  };
+  const char* texts[] = {"2 + 3 <= x * y",
+                         "x * y <= 2 * 3",
+                         "10 - x > y",
+                         "x % 3 == y % 2",
+                         "-x < y - 2",
+                         "min(x, 3) + max(y, 1) < 6",
+                         "(x > 1) + (y > 1) == 1",
+                         "x > 1 or y == 2 and x < 0",
+                         "not (x == y) and 1 < y < 4",
+                         "abs(x) * 2 >= y + 1"};
+  for (const char* t : texts) {
+    CAPTURE(t);
+    CHECK(count(t, false) == count(t, true));
+  }
+  try {
+    count("y % x == 0", false);
+    FAIL("expected a division by zero");
+  } catch (const atf::error& e) {
+    CHECK(std::string(e.what()).find("division by zero in '(y % x) == 0'") != std::string::npos);
+  }
+}
