@@ -20,6 +20,7 @@
 #include <expressions/mcc.hpp>
 #include <expressions/mcc_nchw.hpp>
 #include <expressions/multiply.hpp>
+#include <expressions/prl.hpp>
 #include <expressions/softmax.hpp>
 #include <expressions/subtract.hpp>
 
@@ -60,6 +61,7 @@ void for_each_benchmark_case(Visit&& visit) {
   visit(std::string_view("bmm_16x10x500x64"), bmatmul(), sizes{16, 10, 500, 64});
   visit(std::string_view("jacobi3d_256"), jacobi3d(), sizes{254, 254, 254});
   visit(std::string_view("mcc_resnet50_l1"), mcc(2, 2), sizes{16, 112, 112, 64, 7, 7, 3});
+  visit(std::string_view("prl_2p15"), prl(), sizes{32768, 32768});
 }
 
 }  // namespace mdh::ops

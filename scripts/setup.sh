@@ -14,6 +14,13 @@ if ((${#need[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
+# tools/plot_convergence.py draws with matplotlib (from PyPI when the python3 on PATH lacks it)
+if command -v python3 >/dev/null && ! python3 -c "import matplotlib" 2>/dev/null; then
+  echo "setup: installing matplotlib (PyPI) for tools/plot_convergence.py"
+  python3 -m pip install -q matplotlib >/dev/null 2>&1 ||
+    python3 -m pip install -q --user matplotlib >/dev/null 2>&1 ||
+    echo "setup: could not install matplotlib; tools/plot_convergence.py will not run" >&2
+fi
 cuda="${CUDAToolkit_ROOT:-/usr/local/cuda}"
 if [ ! -x "$cuda/bin/nvcc" ] && [ ! -f "$cuda/include/nvrtc.h" ]; then
   echo "setup: no CUDA toolkit at $cuda (set CUDAToolkit_ROOT); the CUDA backend will be disabled" >&2

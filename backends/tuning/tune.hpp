@@ -15,8 +15,10 @@
 //   (compiles) double measure(std::any& prepared, std::size_t worker);  // µs; throws on failure
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +43,8 @@ struct tune_options {
   atf::progress_mode progress = atf::progress_mode::automatic;
   space_options space;
   std::uint64_t data_seed = 7;  // seed of the random inputs
+  const std::atomic<bool>* interrupt =
+      nullptr;  // set (e.g. by SIGINT) to stop after the current step
 };
 
 struct tune_result {
@@ -124,22 +128,54 @@ tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Targe
     stop = limited ? (stop || n) : n;
     limited = true;
   }
+  if (opt.interrupt) {
+    auto flag = opt.interrupt;
+    auto interrupted =
+        atf::abort::when("interrupted", [flag](const auto&) { return flag->load(); });
+    stop = limited ? (stop || interrupted) : interrupted;
+    limited = true;
+  }
   atf::tuner t;
   t.technique(make_technique(opt.technique)).seed(opt.seed).progress(opt.progress);
   if (limited) t.abort_when(stop);
-  if (!opt.log.empty()) t.log_file(opt.log);
+  if (!opt.log.empty()) {
+    if (opt.log.has_parent_path()) std::filesystem::create_directories(opt.log.parent_path());
+    t.log_file(opt.log);
+  }
+  // The default configuration is measured too, so a tuned record is never worse than running
+  // untuned (short runs on some devices, e.g. CPUs through PoCL, may not beat it).
+  double default_cost = std::numeric_limits<double>::infinity();
+  std::string default_error;
+  lower::config fallback = lower::default_config(c, sizes);
+  try {
+    std::any prepared = target.prepare(lower::lower(c, sizes, fallback, limits));
+    default_cost = target.measure(prepared, 0);
+  } catch (const std::exception& e) {
+    default_error = e.what();
+  }
+
   tune_result result;
   result.run = t.tune(space, ev);
-  if (!result.run.found)
+  if (!result.run.found && !(default_cost < std::numeric_limits<double>::infinity()))
     throw error("tuning " + c.name + ": no valid configuration among " +
-                std::to_string(result.run.evaluations) + " evaluations (see the log for reasons)");
-  result.best = to_config(result.run.best, c, sizes);
-  nlohmann::json cfg_json = result.best;
+                std::to_string(result.run.evaluations) +
+                " evaluations (see the log for reasons), and the default configuration failed: " +
+                default_error);
   nlohmann::json tuning = result.run.tuning_json();
   tuning["date"] = utc_now();
-  tuning["space_parameters"] = result.run.best.to_json();
-  result.record = {workload::of(c, sizes), target.id(), cfg_json,
-                   result.run.best_cost,   "us",        tuning};
+  tuning["default_cost"] = default_cost;
+  double cost = result.run.best_cost;
+  if (result.run.found && result.run.best_cost <= default_cost) {
+    result.best = to_config(result.run.best, c, sizes);
+    tuning["space_parameters"] = result.run.best.to_json();
+    tuning["chosen"] = "tuned";
+  } else {
+    result.best = fallback;
+    cost = default_cost;
+    tuning["chosen"] = "default (faster than every tuned configuration)";
+  }
+  nlohmann::json cfg_json = result.best;
+  result.record = {workload::of(c, sizes), target.id(), cfg_json, cost, "us", tuning};
   if (!opt.parameter_file.empty()) write_parameter_file(opt.parameter_file, result.record);
   return result;
 }

@@ -13,7 +13,7 @@ namespace mdh::lower {
 
 struct device_limits {
   std::string name = "generic";
-  int cc_major = 0, cc_minor = 0;             // compute capability (0.0 for non-CUDA devices)
+  int cc_major = 0, cc_minor = 0;  // compute capability (0.0 for non-CUDA devices)
   std::int64_t max_threads_per_block = 1024;
   std::int64_t max_block[3] = {1024, 1024, 64};
   std::int64_t max_grid[3] = {2147483647, 65535, 65535};

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+// The CUDA C++ dialect of the C printer: kernel plan -> CUDA source for NVRTC.
+#pragma once
+
+#include <string>
+
+#include <mdh/lower/c_printer.hpp>
+#include <mdh/lower/kernel_plan.hpp>
+
+namespace mdh::cuda {
+
+class dialect final : public lower::c_dialect {
+ public:
+  std::string prelude(const lower::kernel_plan&) const override {
+    return "// CUDA C++ for NVRTC (no headers needed)\n";
+  }
+  std::string kernel_head(const lower::kernel_plan&, const lower::kernel& k) const override {
+    std::int64_t threads = k.launch.block[0] * k.launch.block[1] * k.launch.block[2];
+    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") ";
+  }
+  std::string func_qualifier() const override { return "static __device__ __forceinline__"; }
+  std::string type(scalar_type t) const override {
+    switch (t) {
+      case scalar_type::f32:
+        return "float";
+      case scalar_type::f64:
+        return "double";
+      case scalar_type::i32:
+        return "int";
+      case scalar_type::i64:
+        return "long long";
+      case scalar_type::boolean:
+        return "bool";
+    }
+    return "?";
+  }
+  std::string global_param(scalar_type t, bool is_const) const override {
+    return (is_const ? "const " : "") + type(t) + "* __restrict__";
+  }
+  std::string local_ptr(scalar_type t) const override { return type(t) + "*"; }
+  std::string shared_pool(std::int64_t) const override {
+    // Dynamic: the launch passes the size (above 48 KB after cuFuncSetAttribute).
+    return "extern __shared__ __align__(16) unsigned char mdh_smem[];";
+  }
+  std::string thread_id(int axis) const override {
+    return std::string("(int)threadIdx.") + "xyz"[axis];
+  }
+  std::string block_id(int axis) const override {
+    return std::string("(int)blockIdx.") + "xyz"[axis];
+  }
+  std::string global_linear_id() const override {
+    return "(idx_t)blockIdx.x * blockDim.x + threadIdx.x";
+  }
+  std::string global_thread_count() const override { return "(idx_t)gridDim.x * blockDim.x"; }
+  std::string barrier() const override { return "__syncthreads();"; }
+  std::string math(ir::op o, scalar_type t) const override {
+    std::string f = t == scalar_type::f32 ? "f" : "";
+    switch (o) {
+      case ir::op::exp:
+        return "exp" + f;
+      case ir::op::log:
+        return "log" + f;
+      case ir::op::sqrt:
+        return "sqrt" + f;
+      case ir::op::tanh:
+        return "tanh" + f;
+      case ir::op::erf:
+        return "erf" + f;
+      case ir::op::abs:
+        return "fabs" + f;
+      default:
+        break;
+    }
+    throw internal_error("cuda::dialect::math: not a math function");
+  }
+  std::string infinity(scalar_type t) const override {
+    return t == scalar_type::f32 ? "__int_as_float(0x7f800000)"
+                                 : "__longlong_as_double(0x7ff0000000000000LL)";
+  }
+  std::string nan(scalar_type t) const override {
+    return t == scalar_type::f32 ? "__int_as_float(0x7fffffff)"
+                                 : "__longlong_as_double(0x7fffffffffffffffLL)";
+  }
+  std::string int64_suffix() const override { return "LL"; }
+  bool has_shuffle() const override { return true; }
+  std::string shuffle_xor(const std::string& mask, const std::string& v,
+                          const std::string& offset) const override {
+    return "__shfl_xor_sync(" + mask + ", " + v + ", " + offset + ")";
+  }
+  std::string vector_type(scalar_type t, int n) const override {
+    return (t == scalar_type::f32 ? "float" : "int") + std::to_string(n);
+  }
+  std::string vector_zero(scalar_type t, int n) const override {
+    std::string z = t == scalar_type::f32 ? "0.0f" : "0", s;
+    for (int k = 0; k < n; ++k) s += (k ? ", " : "") + z;
+    return "make_" + vector_type(t, n) + "(" + s + ")";
+  }
+  std::string vector_load(scalar_type t, int n, const std::string& addr) const override {
+    return "*(const " + vector_type(t, n) + "*)(" + addr + ")";
+  }
+  std::string vector_store(scalar_type t, int n, const std::string& addr,
+                           const std::vector<std::string>& values) const override {
+    std::string s;
+    for (auto& v : values) s += (s.empty() ? "" : ", ") + v;
+    return "*(" + vector_type(t, n) + "*)(" + addr + ") = make_" + vector_type(t, n) + "(" + s +
+           ")";
+  }
+  std::string atomic_helper(const std::string& name, scalar_type t, ir::builtin kind,
+                            const std::string& combine_expr) const override {
+    std::string T = type(t);
+    std::string s =
+        "static __device__ __forceinline__ void " + name + "(" + T + "* p, " + T + " v) {\n";
+    bool native_add = kind == ir::builtin::add && t != scalar_type::i64;
+    bool native_minmax = (kind == ir::builtin::max || kind == ir::builtin::min) &&
+                         (t == scalar_type::i32 || t == scalar_type::i64);
+    if (native_add) {
+      s += "  atomicAdd(p, v);\n";
+    } else if (kind == ir::builtin::add) {
+      s += "  atomicAdd((unsigned long long*)p, (unsigned long long)v);\n";
+    } else if (native_minmax) {
+      s += std::string("  ") + (kind == ir::builtin::max ? "atomicMax" : "atomicMin") + "(p, v);\n";
+    } else {
+      bool wide = size_of(t) == 8;
+      std::string U = wide ? "unsigned long long" : "unsigned int";
+      std::string to_t = t == scalar_type::f32   ? "__uint_as_float"
+                         : t == scalar_type::f64 ? "__longlong_as_double"
+                                                 : "(" + T + ")";
+      std::string to_u = t == scalar_type::f32   ? "__float_as_uint"
+                         : t == scalar_type::f64 ? "(unsigned long long)__double_as_longlong"
+                                                 : "(" + U + ")";
+      s += "  // no native atomic for this operator and type: compare-and-swap on its bits\n";
+      s += "  " + U + "* a = (" + U + "*)p;\n  " + U + " old = *a, assumed;\n";
+      s += "  do {\n    assumed = old;\n    const " + T + " cur = " + to_t + "(" +
+           (t == scalar_type::f64 ? "(long long)assumed" : "assumed") + ");\n";
+      s += "    const " + T + " nv = " + combine_expr + ";\n";
+      s += "    old = atomicCAS(a, assumed, " + to_u + "(nv));\n  } while (assumed != old);\n";
+    }
+    return s + "}\n";
+  }
+};
+
+// The CUDA source of a plan (all its kernels in one translation unit).
+inline std::string emit(const lower::kernel_plan& p) { return lower::print_c(p, dialect{}); }
+
+}  // namespace mdh::cuda

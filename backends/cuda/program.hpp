@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// A kernel plan compiled for a CUDA device: compile() (NVRTC, cached), and program, which loads
+// the module and launches the plan's kernels through the driver API.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <mdh/lower/dump.hpp>
+#include <mdh/lower/kernel_plan.hpp>
+#include <mdh/tensor.hpp>
+
+#include <backends/cuda/device.hpp>
+#include <backends/cuda/device_buffer.hpp>
+#include <backends/cuda/emit.hpp>
+#include <backends/cuda/nvrtc.hpp>
+
+namespace mdh::cuda {
+
+// Emits and compiles a plan for `arch` (e.g. "sm_90"); needs NVRTC only, no device.
+inline std::shared_ptr<const compiled_module> compile(
+    const lower::kernel_plan& plan, const std::string& arch,
+    module_cache& cache = default_module_cache()) {
+  lower::dump(plan.name + ".plan.txt", lower::to_string(plan));
+  return cache.compile(emit(plan), plan.name, arch);
+}
+
+class program {
+ public:
+  // Compiles (or finds in the cache) and loads the plan on `dev`.
+  program(const device& dev, lower::kernel_plan plan, module_cache& cache = default_module_cache())
+      : dev_(&dev), plan_(std::move(plan)) {
+    dev.make_current();
+    module_ = compile(
+        plan_,
+        "sm_" + std::to_string(dev.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)) +
+            std::to_string(dev.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
+        cache);
+    MDH_CU(cuModuleLoadData, &mod_, module_->cubin.data());
+    for (auto& k : plan_.kernels) {
+      CUfunction f;
+      MDH_CU(cuModuleGetFunction, &f, mod_, k.name.c_str());
+      if (k.launch.shared_bytes > 48 * 1024)  // above 48 KB only after opting in
+        MDH_CU(cuFuncSetAttribute, f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+               int(k.launch.shared_bytes));
+      functions_.push_back(f);
+    }
+    for (auto& g : plan_.partials)
+      partials_.emplace_back(std::size_t(g.elements) * size_of(g.type));
+  }
+  ~program() {
+    if (mod_) driver_table().cuModuleUnload(mod_);
+  }
+  program(const program&) = delete;
+  program& operator=(const program&) = delete;
+
+  const lower::kernel_plan& plan() const { return plan_; }
+  const compiled_module& module() const { return *module_; }
+
+  // Launches every kernel of the plan, in order, on `s` (inputs, then outputs, in computation
+  // order; device pointers to dense row-major arrays of the plan's shapes). Asynchronous.
+  void launch(std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs,
+              CUstream s = nullptr) {
+    if (inputs.size() != plan_.inputs.size() || outputs.size() != plan_.outputs.size())
+      throw error("launch of " + plan_.name + ": expected " + std::to_string(plan_.inputs.size()) +
+                  " inputs and " + std::to_string(plan_.outputs.size()) + " outputs, got " +
+                  std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
+    if (plan_.cfg.vec >
+        1)  // vector accesses assume buffers aligned to the vector (cudaMalloc: 256)
+      for (auto* list : {&inputs, &outputs})
+        for (CUdeviceptr p : *list)
+          if (p % CUdeviceptr(4 * plan_.cfg.vec) != 0)
+            throw error("launch of " + plan_.name + ": vec=" + std::to_string(plan_.cfg.vec) +
+                        " needs device pointers aligned to " + std::to_string(4 * plan_.cfg.vec) +
+                        " bytes");
+    dev_->make_current();
+    std::vector<CUdeviceptr> ptrs(inputs.begin(), inputs.end());
+    ptrs.insert(ptrs.end(), outputs.begin(), outputs.end());
+    for (auto& p : partials_) ptrs.push_back(p.get());
+    std::vector<void*> args;
+    for (auto& p : ptrs) args.push_back(&p);
+    for (std::size_t k = 0; k < functions_.size(); ++k) {
+      const auto& l = plan_.kernels[k].launch;
+      MDH_CU(cuLaunchKernel, functions_[k], unsigned(l.grid[0]), unsigned(l.grid[1]),
+             unsigned(l.grid[2]), unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]),
+             unsigned(l.shared_bytes), s, args.data(), nullptr);
+    }
+  }
+
+  // Host convenience: allocates, uploads, launches, downloads the outputs, synchronises.
+  // Outputs are uploaded too, so elements the computation does not write keep their values.
+  void run(std::span<const buffer_ref> inputs, std::span<const buffer_ref> outputs) {
+    if (inputs.size() != plan_.inputs.size() || outputs.size() != plan_.outputs.size())
+      throw error("run of " + plan_.name + ": wrong number of buffers");
+    dev_->make_current();
+    std::vector<device_buffer<unsigned char>> bufs;
+    std::vector<CUdeviceptr> in, out;
+    auto add = [&](const buffer_ref& r, const lower::global_buffer& g, const char* what) {
+      if (r.type != g.type || r.shape != g.shape)
+        throw error(std::string(what) + " '" + g.name + "' of " + plan_.name + " must be " +
+                    std::string(short_name(g.type)) + to_string(g.shape) + ", is " +
+                    std::string(short_name(r.type)) + to_string(r.shape));
+      std::size_t n = std::size_t(r.size()) * size_of(r.type);
+      bufs.emplace_back(
+          std::span<const unsigned char>(static_cast<const unsigned char*>(r.data), n));
+      return bufs.back().get();
+    };
+    bufs.reserve(inputs.size() + outputs.size());
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      in.push_back(add(inputs[k], plan_.inputs[k], "input"));
+    for (std::size_t k = 0; k < outputs.size(); ++k)
+      out.push_back(add(outputs[k], plan_.outputs[k], "output"));
+    launch(in, out);
+    MDH_CU(cuCtxSynchronize);
+    for (std::size_t k = 0; k < outputs.size(); ++k)
+      bufs[inputs.size() + k].download(std::span<unsigned char>(
+          static_cast<unsigned char*>(outputs[k].data), bufs[inputs.size() + k].size()));
+  }
+
+  // Mean time of one launch of all kernels in milliseconds, over `reps` launches after a warm-up.
+  float time_ms(std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs,
+                int reps = 10, CUstream s = nullptr) {
+    launch(inputs, outputs, s);
+    CUevent a, b;
+    MDH_CU(cuEventCreate, &a, CU_EVENT_DEFAULT);
+    MDH_CU(cuEventCreate, &b, CU_EVENT_DEFAULT);
+    MDH_CU(cuEventRecord, a, s);
+    for (int r = 0; r < reps; ++r) launch(inputs, outputs, s);
+    MDH_CU(cuEventRecord, b, s);
+    MDH_CU(cuEventSynchronize, b);
+    float ms = 0;
+    MDH_CU(cuEventElapsedTime, &ms, a, b);
+    driver_table().cuEventDestroy(a);
+    driver_table().cuEventDestroy(b);
+    return ms / float(reps);
+  }
+
+ private:
+  const device* dev_;
+  lower::kernel_plan plan_;
+  std::shared_ptr<const compiled_module> module_;
+  CUmodule mod_ = nullptr;
+  std::vector<CUfunction> functions_;
+  std::vector<device_buffer<unsigned char>> partials_;
+};
+
+}  // namespace mdh::cuda

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// Picking the configuration to run: the parameter-file record for this workload and device, or,
+// when there is none, the documented default configuration with a one-line warning that names the
+// command to tune it. A record that exists but no longer passes the checks is an error.
+#pragma once
+
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <mdh/lower/check.hpp>
+#include <mdh/lower/config.hpp>
+#include <mdh/tensor.hpp>
+#include <mdh/tuning/parameter_file.hpp>
+
+namespace mdh::tuning {
+
+struct configuration_choice {
+  lower::config config;
+  std::optional<parameter_record> record;  // empty: the default configuration
+  std::string origin;                      // the parameter file, or "default configuration"
+};
+
+inline std::string sizes_arg(const std::vector<std::int64_t>& sizes) {
+  std::string s;
+  for (auto n : sizes) s += (s.empty() ? "" : ",") + std::to_string(n);
+  return s;
+}
+
+// `params` is a parameter file or a folder of them (may not exist). Warnings go to `warn`
+// (nullptr: silent).
+inline configuration_choice choose_configuration(const ir::computation& c,
+                                                 const std::vector<std::int64_t>& sizes,
+                                                 const std::filesystem::path& params,
+                                                 const device_id& dev,
+                                                 const lower::device_limits& limits,
+                                                 std::ostream* warn = &std::cerr) {
+  workload w = workload::of(c, sizes);
+  configuration_choice choice;
+  choice.record = find_parameters(params, w, dev);
+  if (choice.record) {
+    choice.origin = params.string();
+    try {
+      choice.config = lower::config_from_json(choice.record->configuration, c);
+      lower::check(choice.config, c, sizes, limits);
+    } catch (const error& e) {
+      throw error("parameter file in '" + params.string() + "' for " + c.name + " " +
+                  mdh::to_string(sizes) +
+                  ": field 'configuration' is not usable here: " + e.what());
+    }
+    return choice;
+  }
+  choice.config = lower::default_config(c, sizes);
+  choice.origin = "default configuration";
+  if (warn)
+    *warn << "mdh: no parameter file for " << c.name << " " << mdh::to_string(sizes) << " on "
+          << dev.name << " (" << dev.backend << ") in '" << params.string()
+          << "': using the default configuration; tune it with: mdh-tune tune " << c.name
+          << " --sizes " << sizes_arg(sizes) << " --out " << params.string() << "\n";
+  return choice;
+}
+
+}  // namespace mdh::tuning

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// Tunes the benchmark cases on this machine's GPUs (one measuring worker per visible GPU, NVRTC
+// compiles on all CPU cores) and writes their parameter files; a case whose log exists resumes.
+//   tune_cases [--seconds S=60] [--params DIR=params/h200] [--cases a,b,...]
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include <backends/tuning/cuda_target.hpp>
+#include <backends/tuning/tune.hpp>
+#include <expressions/benchmark_cases.hpp>
+
+using namespace mdh;
+
+int main(int argc, char** argv) {
+  double seconds = 60;
+  std::string params = "params/h200";
+  std::set<std::string> only;
+  for (int k = 1; k + 1 < argc; k += 2) {
+    std::string a = argv[k], v = argv[k + 1];
+    if (a == "--seconds")
+      seconds = std::stod(v);
+    else if (a == "--params")
+      params = v;
+    else if (a == "--cases") {
+      for (std::size_t p = 0; p <= v.size();) {
+        auto c = v.find(',', p);
+        only.insert(v.substr(p, c == std::string::npos ? std::string::npos : c - p));
+        if (c == std::string::npos) break;
+        p = c + 1;
+      }
+    } else {
+      std::fprintf(stderr, "usage: tune_cases [--seconds S] [--params DIR] [--cases a,b]\n");
+      return 2;
+    }
+  }
+  if (!cuda::device_available()) {
+    std::fprintf(stderr, "tune_cases: no CUDA device: skipped\n");
+    return 77;
+  }
+  tuning::cuda_target target;
+  std::printf("%-22s %8s %8s %8s %10s %12s %12s  %s\n", "case", "evals", "valid", "resumed",
+              "evals/s", "best us", "default us", "chosen");
+  ops::for_each_benchmark_case([&](std::string_view full, const auto& comp, const auto& sizes) {
+    std::string name(full), base = name.substr(0, name.find('/'));
+    if (!only.empty() && !only.count(base)) return;
+    tuning::tune_options opt;
+    opt.seconds = seconds;
+    opt.progress = atf::progress_mode::off;
+    auto w = tuning::workload::of(comp.ir(), sizes);
+    opt.parameter_file = std::filesystem::path(params) / tuning::file_name(w);
+    opt.log = std::filesystem::path(params) / "logs" / (tuning::file_name(w) + ".log.jsonl");
+    try {
+      auto r = tuning::tune(comp, sizes, target, opt);
+      std::printf("%-22s %8llu %8llu %8llu %10.1f %12.2f %12.2f  %s\n", name.c_str(),
+                  (unsigned long long)r.run.evaluations, (unsigned long long)r.run.valid,
+                  (unsigned long long)r.run.resumed,
+                  r.run.seconds > 0 ? double(r.run.measured) / r.run.seconds : 0.0, r.record.cost,
+                  r.record.tuning.value("default_cost", 0.0),
+                  r.record.tuning.value("chosen", "").c_str());
+    } catch (const std::exception& e) {
+      std::printf("%-22s failed: %s\n", name.c_str(), e.what());
+    }
+    std::fflush(stdout);
+  });
+  return 0;
+}

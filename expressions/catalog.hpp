@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// The named operators of the library with a description and example sizes, for tools such as
+// mdh-tune: for_each_operator(visit) calls visit(entry, make) where make(sizes) returns the
+// computation (a few operators, like layernorm's normalising map, take a size as a parameter).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <expressions/all.hpp>
+
+namespace mdh::ops {
+
+struct catalog_entry {
+  std::string_view name;
+  std::string_view description;
+  std::string_view dims;  // dimension names in size order
+  std::vector<std::int64_t> example_sizes;
+};
+
+template <class Visit>
+void for_each_operator(Visit&& visit) {
+  using sizes = std::vector<std::int64_t>;
+  auto fixed = [](auto comp) { return [comp](const sizes&) { return comp; }; };
+  visit(catalog_entry{"dot", "C = +_k A[k] * B[k]", "k", {1 << 20}}, fixed(dot()));
+  visit(catalog_entry{"matvec", "w[i] = +_k M[i,k] * v[k]", "i,k", {1024, 1024}}, fixed(matvec()));
+  visit(catalog_entry{"matmul", "C[i,j] = +_k A[i,k] * B[k,j]", "i,j,k", {256, 256, 256}},
+        fixed(matmul()));
+  visit(catalog_entry{"matmul_t", "C[j,i] = +_k A[k,i] * B[j,k]", "i,j,k", {256, 256, 256}},
+        fixed(matmul_t()));
+  visit(
+      catalog_entry{"bmatmul", "C[b,i,j] = +_k A[b,i,k] * B[b,k,j]", "b,i,j,k", {16, 10, 500, 64}},
+      fixed(bmatmul()));
+  visit(catalog_entry{"batch_matmul",
+                      "BERT BatchMatMul: C[b1,b2,i,j] = +_k A[b1,b2,i,k] * B[b1,b2,k,j]",
+                      "b1,b2,i,j,k",
+                      {16, 12, 128, 64, 128}},
+        fixed(batch_matmul<float>()));
+  visit(catalog_entry{"batch_matmul_nt",
+                      "BERT Q*K^T: C[b1,b2,i,j] = +_k A[b1,b2,i,k] * B[b1,b2,j,k]",
+                      "b1,b2,i,j,k",
+                      {16, 12, 128, 128, 64}},
+        fixed(batch_matmul<float, false, true>()));
+  visit(
+      catalog_entry{"conv2d", "O[p,q] = +_{r,s} I[p+r,q+s] * F[r,s]", "p,q,r,s", {256, 256, 5, 5}},
+      fixed(conv2d()));
+  visit(
+      catalog_entry{
+          "mcc", "NHWC/KRSC convolution, stride 1", "n,p,q,k,r,s,c", {1, 56, 56, 64, 3, 3, 64}},
+      fixed(mcc()));
+  visit(catalog_entry{"mcc_s2",
+                      "NHWC/KRSC convolution, stride 2 (ResNet-50 layer 1)",
+                      "n,p,q,k,r,s,c",
+                      {16, 112, 112, 64, 7, 7, 3}},
+        fixed(mcc(2, 2)));
+  visit(catalog_entry{"ccsd_t",
+                      "CCSD(T) contraction abcdef-gdab-efgc",
+                      "a,b,c,d,e,f,g",
+                      {16, 16, 16, 16, 16, 16, 16}},
+        fixed(ccsd_t()));
+  visit(catalog_entry{"jacobi1d", "3-point stencil", "i", {1 << 20}}, fixed(jacobi1d()));
+  visit(catalog_entry{"jacobi2d", "5-point stencil", "i,j", {1024, 1024}}, fixed(jacobi2d()));
+  visit(catalog_entry{"jacobi3d", "7-point stencil", "i,j,k", {254, 254, 254}}, fixed(jacobi3d()));
+  visit(catalog_entry{"prl", "probabilistic record linkage, (++, max_PRL)", "i,j", {1024, 1024}},
+        fixed(prl()));
+  visit(catalog_entry{"histogram", "Out[b] = +_e (Elems[e] == Bins[b])", "e,b", {1 << 16, 64}},
+        fixed(histogram()));
+  visit(catalog_entry{"scan", "y[i] = +_{i' <= i} x[i']", "i", {1 << 16}}, fixed(scan()));
+  visit(catalog_entry{"reduce", "y = +_i x[i]", "i", {1 << 20}}, fixed(reduce()));
+  visit(catalog_entry{"reduce_sum_max", "(sum, max) of x", "i", {1 << 20}},
+        fixed(reduce_sum_max()));
+  visit(catalog_entry{"mul", "BERT Mul, 2-D elementwise", "i,j", {2048, 3072}}, fixed(multiply()));
+  visit(catalog_entry{"sub", "BERT Sub, 2-D elementwise", "i,j", {2048, 3072}}, fixed(subtract()));
+  visit(catalog_entry{"bias_add", "O[n,h,w,c] = I[n,h,w,c] + b[c]", "n,h,w,c", {16, 32, 32, 64}},
+        fixed(bias_add()));
+  visit(catalog_entry{"bias_add_grad", "O[j] = +_i I[i,j]", "i,j", {2048, 768}},
+        fixed(bias_add_grad()));
+  visit(
+      catalog_entry{
+          "bert_mask", "fused attention mask (1 - m1*m2) * -10000", "b,h,q,k", {16, 1, 384, 384}},
+      fixed(bert_mask()));
+  visit(
+      catalog_entry{"attn_mask_add", "scores + (1 - mask) * -10000", "b,h,q,k", {16, 12, 128, 128}},
+      fixed(attn_mask_add()));
+  visit(catalog_entry{"bias_gelu", "gelu(x + b)", "i,j", {2048, 3072}}, fixed(bias_gelu()));
+  visit(catalog_entry{"softmax_stats",
+                      "row (max, sum of exp) with the custom max_sum operator",
+                      "r,c",
+                      {2048, 128}},
+        fixed(softmax_stats()));
+  visit(catalog_entry{"softmax_normalize", "y = exp(x - M) / S", "r,c", {2048, 128}},
+        fixed(softmax_normalize()));
+  visit(catalog_entry{"layernorm_stats", "row (sum, sum of squares)", "r,c", {2048, 768}},
+        fixed(layernorm_stats()));
+  visit(catalog_entry{"layernorm_normalize",
+                      "y = (x - mean) / sqrt(var + eps) * gamma + beta",
+                      "r,c",
+                      {2048, 768}},
+        [](const sizes& s) { return layernorm_normalize(s.size() > 1 ? s[1] : 1); });
+}
+
+}  // namespace mdh::ops

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+// The low-level model: one tuning configuration of the generic kernel template, as named integers.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <mdh/error.hpp>
+#include <mdh/ir/computation.hpp>
+
+namespace mdh::lower {
+
+// Where an input buffer is read from inside the kernel.
+enum class cache_kind : std::uint8_t { global = 0, shared = 1 };
+// How the threads of a block that share an output point combine their partial results.
+enum class thread_combine : std::uint8_t { shared_tree = 0, warp_shuffle = 1 };
+// How blocks that share an output point combine (only when a reduction dimension has blk > 1).
+enum class block_combine : std::uint8_t { atomic = 0, second_kernel = 1 };
+
+// Per md_hom dimension d. The dimension is cut into `blk` chunks (one per block), each chunk is
+// walked in shared-memory tiles of `t_sm`, each tile in steps of thr*t_rm, and within a step each
+// of the `thr` threads takes `t_rm` elements: consecutive ones (blocked) or thr apart (strided).
+struct dim_config {
+  std::int64_t blk = 1;   // blk_<d>: blocks along d
+  std::int64_t thr = 1;   // thr_<d>: threads along d
+  std::int64_t t_sm = 1;  // t_sm_<d>: elements per shared-memory tile step
+  std::int64_t t_rm = 1;  // t_rm_<d>: elements per thread per step (register tile)
+  bool strided = false;   // strided_<d>: thread t takes t, t+thr, ... instead of t*t_rm, ...
+  int thr_map = 0;        // thr_map_<d>: CUDA thread axis (0 = x, 1 = y, 2 = z); dims that
+  int blk_map = 0;        // blk_map_<d>: share an axis fold into it, the higher dim fastest
+  friend bool operator==(const dim_config&, const dim_config&) = default;
+};
+
+// Per input buffer b (in computation order).
+struct input_config {
+  cache_kind cache = cache_kind::global;  // cache_<b>
+  bool transpose = false;  // transpose_<b>: shared tile stores its last two dims swapped
+  std::int64_t pad = 0;    // pad_<b>: extra elements per shared-tile row (bank conflicts)
+  friend bool operator==(const input_config&, const input_config&) = default;
+};
+
+struct config {
+  std::vector<dim_config> dims;
+  std::vector<input_config> inputs;
+  thread_combine thr_combine = thread_combine::shared_tree;  // thr_combine
+  block_combine blk_combine = block_combine::second_kernel;  // blk_combine
+  std::int64_t vec = 1;  // vec: vector width of output stores along the innermost dimension
+  friend bool operator==(const config&, const config&) = default;
+};
+
+// ---- names ----------------------------------------------------------------------------------
+
+inline std::string param_name(const char* stem, std::size_t index) {
+  return std::string(stem) + "_" + std::to_string(index);
+}
+
+// The flat map name -> value (bools as 0/1, enums as their integer values): what the tuner sees.
+inline std::map<std::string, std::int64_t> to_map(const config& c) {
+  std::map<std::string, std::int64_t> m;
+  for (std::size_t d = 0; d < c.dims.size(); ++d) {
+    auto& x = c.dims[d];
+    m[param_name("blk", d)] = x.blk;
+    m[param_name("thr", d)] = x.thr;
+    m[param_name("t_sm", d)] = x.t_sm;
+    m[param_name("t_rm", d)] = x.t_rm;
+    m[param_name("strided", d)] = x.strided;
+    m[param_name("thr_map", d)] = x.thr_map;
+    m[param_name("blk_map", d)] = x.blk_map;
+  }
+  for (std::size_t b = 0; b < c.inputs.size(); ++b) {
+    m[param_name("cache", b)] = std::int64_t(c.inputs[b].cache);
+    m[param_name("transpose", b)] = c.inputs[b].transpose;
+    m[param_name("pad", b)] = c.inputs[b].pad;
+  }
+  m["thr_combine"] = std::int64_t(c.thr_combine);
+  m["blk_combine"] = std::int64_t(c.blk_combine);
+  m["vec"] = c.vec;
+  return m;
+}
+
+// Reads a flat map; every parameter for `rank` dimensions and `inputs` buffers must be present
+// and no other name may appear (a typo must not silently fall back to a default).
+inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t rank,
+                       std::size_t inputs) {
+  std::size_t used = 0;
+  auto get = [&](const std::string& n) {
+    auto it = m.find(n);
+    if (it == m.end()) throw error("configuration: parameter '" + n + "' is missing");
+    ++used;
+    return it->second;
+  };
+  config c;
+  c.dims.resize(rank);
+  c.inputs.resize(inputs);
+  for (std::size_t d = 0; d < rank; ++d) {
+    auto& x = c.dims[d];
+    x.blk = get(param_name("blk", d));
+    x.thr = get(param_name("thr", d));
+    x.t_sm = get(param_name("t_sm", d));
+    x.t_rm = get(param_name("t_rm", d));
+    x.strided = get(param_name("strided", d)) != 0;
+    x.thr_map = int(get(param_name("thr_map", d)));
+    x.blk_map = int(get(param_name("blk_map", d)));
+  }
+  for (std::size_t b = 0; b < inputs; ++b) {
+    c.inputs[b].cache = cache_kind(get(param_name("cache", b)));
+    c.inputs[b].transpose = get(param_name("transpose", b)) != 0;
+    c.inputs[b].pad = get(param_name("pad", b));
+  }
+  c.thr_combine = thread_combine(get("thr_combine"));
+  c.blk_combine = block_combine(get("blk_combine"));
+  c.vec = get("vec");
+  if (used != m.size()) {
+    for (auto& [n, v] : m)
+      if (!to_map(c).count(n)) throw error("configuration: unknown parameter '" + n + "'");
+  }
+  return c;
+}
+
+inline void to_json(nlohmann::json& j, const config& c) {
+  j = nlohmann::json::object();
+  for (auto& [n, v] : to_map(c)) j[n] = v;
+}
+
+// JSON is the flat map as an object; `comp` gives the rank and input count.
+inline config config_from_json(const nlohmann::json& j, const ir::computation& comp) {
+  if (!j.is_object()) throw error("configuration JSON must be an object of name -> integer");
+  std::map<std::string, std::int64_t> m;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.value().is_boolean())
+      m[it.key()] = it.value().get<bool>();
+    else if (it.value().is_number_integer())
+      m[it.key()] = it.value().get<std::int64_t>();
+    else
+      throw error("configuration JSON: parameter '" + it.key() + "' is not an integer");
+  }
+  return from_map(m, comp.rank(), comp.inputs.size());
+}
+
+inline std::string to_string(const config& c) {
+  std::string s;
+  for (auto& [n, v] : to_map(c)) s += (s.empty() ? "" : " ") + n + "=" + std::to_string(v);
+  return s;
+}
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The default configuration, valid for every computation, size and device with at least 256
+// threads per block: up to 256 threads over the two innermost concatenation dimensions (the
+// last one on x, so consecutive threads touch consecutive elements), one block per thread
+// group along concatenation dimensions (all folded into the grid's x axis), reduction and scan
+// dimensions walked sequentially by each thread, every input read from global memory.
+inline config default_config(const ir::computation& comp, const std::vector<std::int64_t>& sizes) {
+  if (sizes.size() != comp.rank())
+    throw error("default_config: " + std::to_string(sizes.size()) + " sizes for rank " +
+                std::to_string(comp.rank()));
+  config c;
+  c.dims.resize(comp.rank());
+  c.inputs.resize(comp.inputs.size());
+  std::int64_t budget = 256;
+  int axis = 0;
+  for (std::size_t k = comp.rank(); k-- > 0;) {
+    auto& x = c.dims[k];
+    std::int64_t n = std::max<std::int64_t>(sizes[k], 1);
+    if (comp.is_reduction(k)) {
+      x.t_sm = n;
+      continue;
+    }
+    if (axis < 2 && budget > 1) {
+      x.thr = std::min(n, budget);
+      budget /= x.thr;
+      x.thr_map = axis++;
+    } else {
+      x.thr_map = 2;
+    }
+    x.blk = ceil_div(n, x.thr);
+    x.t_sm = x.thr;
+  }
+  // The grid's x axis holds up to 2^31-1 blocks: shrink the largest block count until it fits.
+  for (;;) {
+    std::int64_t total = 1;
+    for (auto& x : c.dims) total *= x.blk;
+    if (total <= 2147483647) break;
+    auto it = std::max_element(c.dims.begin(), c.dims.end(),
+                               [](auto& a, auto& b) { return a.blk < b.blk; });
+    it->blk = ceil_div(it->blk, 2);
+  }
+  return c;
+}
+
+}  // namespace mdh::lower

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// The kernel plan: plain data describing the kernels of one (computation, sizes, configuration).
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <mdh/ir/computation.hpp>
+#include <mdh/ir/print.hpp>
+#include <mdh/lower/config.hpp>
+#include <mdh/lower/device_limits.hpp>
+
+namespace mdh::lower {
+
+enum class dim_role : std::uint8_t { concat, reduce, scan };
+
+// One dimension's partitioning; every count below is a compile-time constant of the kernel.
+// Element e of dimension d handled by block b, sm-tile s, rm-step q, thread t, register slot r:
+//   local = s*t_sm + q*rm_step + (strided ? r*thr + t : t*t_rm + r)
+//   e     = b*chunk + local,   valid iff  q*rm_step + (...) < t_sm  &&  local < chunk  &&  e < size
+struct dim_plan {
+  std::string name;
+  dim_role role = dim_role::concat;
+  std::int64_t size = 1;
+  std::int64_t blk = 1, thr = 1, chunk = 1, t_sm = 1, t_rm = 1, rm_step = 1;
+  std::int64_t n_sm = 1, n_rm = 1;  // trip counts of the sm-tile and rm-step loops
+  bool strided = false;
+  int thr_axis = 0, blk_axis = 0;               // CUDA axis of the thread / block index
+  std::int64_t thr_stride = 1, blk_stride = 1;  // index = (axis_id / stride) % count
+  friend bool operator==(const dim_plan&, const dim_plan&) = default;
+};
+
+// A global buffer as the kernel sees it: dense row-major with these shape and strides.
+struct global_buffer {
+  std::string name;  // C identifier in the generated source
+  scalar_type type = scalar_type::f32;
+  std::vector<std::int64_t> shape, stride;
+  std::int64_t elements = 1;
+  friend bool operator==(const global_buffer&, const global_buffer&) = default;
+};
+
+// A shared-memory copy of the part of an input that one block step reads: a dense box in the
+// buffer's coordinates with base_k = sum_d base_coeff[k][d] * box_start_d + base_const[k].
+// The box is: concat/scan dims: the current rm step (rm_step wide); reduce dims: the sm tile.
+struct smem_tile {
+  std::size_t input = 0;
+  std::string name;
+  std::vector<std::int64_t> extent;                   // per buffer dimension
+  std::vector<std::int64_t> stride;                   // per buffer dimension, in elements
+  std::vector<std::size_t> order;                     // stored order, outermost first
+  std::vector<std::vector<std::int64_t>> base_coeff;  // [k][d]
+  std::vector<std::int64_t> base_const;               // [k]
+  std::int64_t box_elements = 1;                      // product of extents: elements copied
+  std::int64_t elements = 1;                          // storage incl. padding
+  std::int64_t offset_bytes = 0;                      // in the block's shared-memory pool
+  friend bool operator==(const smem_tile&, const smem_tile&) = default;
+};
+
+enum class block_combine_kind : std::uint8_t { none, atomic, second_kernel };
+enum class kernel_kind : std::uint8_t { init, main, final_combine };
+
+struct launch_shape {
+  std::int64_t grid[3] = {1, 1, 1};
+  std::int64_t block[3] = {1, 1, 1};
+  std::int64_t shared_bytes = 0;  // dynamic shared memory
+  friend bool operator==(const launch_shape&, const launch_shape&) = default;
+};
+
+struct kernel {
+  kernel_kind kind = kernel_kind::main;
+  std::string name;
+  launch_shape launch;
+  friend bool operator==(const kernel&, const kernel&) = default;
+};
+
+struct kernel_plan {
+  ir::computation comp;
+  std::vector<std::int64_t> sizes;
+  config cfg;
+  device_limits limits;
+  std::string name;  // mdh_<computation>_<hash8>, the stem of every kernel name
+
+  std::vector<dim_plan> dims;
+  std::vector<std::size_t> concat_dims, scan_dims, reduce_dims;  // loop order within each group
+  std::vector<global_buffer> inputs, outputs;
+  std::vector<global_buffer> partials;  // one per result component (second kernel only)
+  std::vector<smem_tile> tiles;
+
+  std::int64_t threads = 1;      // per block
+  std::int64_t blocks = 1;       // in the grid
+  std::int64_t acc_count = 1;    // register accumulators per result component and thread
+  std::int64_t red_threads = 1;  // R: threads sharing one output point
+  std::int64_t red_blocks = 1;   // RB: blocks sharing one output point
+  std::int64_t points = 1;       // P: iteration points of the non-reduce dimensions
+  std::int64_t tiles_bytes = 0, scratch_bytes = 0, shared_bytes = 0;
+  bool thread_combine_needed = false;
+  thread_combine thr_combine = thread_combine::shared_tree;
+  block_combine_kind blk_combine = block_combine_kind::none;
+  bool index64 = false;  // some buffer has >= 2^31 elements: index with 64-bit integers
+
+  std::vector<kernel> kernels;  // launched in this order
+
+  std::size_t results() const { return comp.outputs.size(); }
+  // The type of accumulator component r: the scalar function's result type.
+  scalar_type acc_type(std::size_t r) const { return comp.f.result_type(r); }
+};
+
+inline const char* to_string(dim_role r) {
+  return r == dim_role::concat ? "++" : r == dim_role::reduce ? "pw" : "ps";
+}
+inline const char* to_string(kernel_kind k) {
+  return k == kernel_kind::init ? "init" : k == kernel_kind::main ? "main" : "final_combine";
+}
+
+// A readable dump: the loop nest with its bounds, tiles, combines and launches (.plan.txt).
+inline std::string to_string(const kernel_plan& p) {
+  std::ostringstream os;
+  os << "plan " << p.name << "\n" << ir::to_string(p.comp) << "\nsizes";
+  for (auto s : p.sizes) os << " " << s;
+  os << "\nconfig " << to_string(p.cfg) << "\ndevice " << p.limits.name << "\n\ndims:\n";
+  const char* axis = "xyz";
+  for (auto& d : p.dims)
+    os << "  " << d.name << " " << to_string(d.role) << " size=" << d.size << " blk=" << d.blk
+       << " chunk=" << d.chunk << " t_sm=" << d.t_sm << " (x" << d.n_sm << ") rm_step=" << d.rm_step
+       << " (x" << d.n_rm << ") thr=" << d.thr << " t_rm=" << d.t_rm
+       << (d.strided ? " strided" : " blocked") << " thread=" << axis[d.thr_axis] << "/"
+       << d.thr_stride << " block=" << axis[d.blk_axis] << "/" << d.blk_stride << "\n";
+  auto names = [&](const std::vector<std::size_t>& v) {
+    std::string s;
+    for (auto d : v) s += (s.empty() ? "" : ",") + p.dims[d].name;
+    return s.empty() ? std::string("-") : s;
+  };
+  os << "\nloop nest (per thread):\n"
+     << "  for sm tiles of [" << names(p.concat_dims) << "]\n"
+     << "   for rm steps of [" << names(p.concat_dims) << "]\n";
+  if (!p.scan_dims.empty())
+    os << "    carry = identity\n    for sm tiles, rm steps of [" << names(p.scan_dims) << "]\n";
+  os << "     acc[" << p.acc_count << "] = identity\n"
+     << "     for sm tiles of [" << names(p.reduce_dims) << "]\n";
+  for (auto& t : p.tiles) {
+    os << "       copy " << p.comp.inputs[t.input].name << " -> " << t.name << " extent";
+    for (auto e : t.extent) os << " " << e;
+    os << " (" << t.elements << " elements at byte " << t.offset_bytes << ")\n";
+  }
+  if (!p.tiles.empty()) os << "       barrier\n";
+  os << "       for rm steps of [" << names(p.reduce_dims) << "]: unrolled register loops: acc "
+     << (p.comp.has_reduction() ? "(+)=" : "=") << " f(...)\n";
+  if (p.thread_combine_needed)
+    os << "     combine over " << p.red_threads << " threads by "
+       << (p.thr_combine == thread_combine::warp_shuffle ? "warp shuffles" : "shared-memory tree")
+       << "\n";
+  if (!p.scan_dims.empty()) os << "     scan acc with carry\n";
+  os << "     write: "
+     << (p.blk_combine == block_combine_kind::atomic          ? "atomic combine into outputs"
+         : p.blk_combine == block_combine_kind::second_kernel ? "partials[block]"
+                                                              : "outputs")
+     << "\n\nthreads/block=" << p.threads << " blocks=" << p.blocks << " acc=" << p.acc_count
+     << " red_threads=" << p.red_threads << " red_blocks=" << p.red_blocks
+     << " shared=" << p.shared_bytes << " (tiles " << p.tiles_bytes << ", scratch "
+     << p.scratch_bytes << ")\nkernels:\n";
+  for (auto& k : p.kernels)
+    os << "  " << to_string(k.kind) << " " << k.name << " grid(" << k.launch.grid[0] << ","
+       << k.launch.grid[1] << "," << k.launch.grid[2] << ") block(" << k.launch.block[0] << ","
+       << k.launch.block[1] << "," << k.launch.block[2] << ") shared " << k.launch.shared_bytes
+       << "\n";
+  return os.str();
+}
+
+}  // namespace mdh::lower

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+// The lowering passes, each filling one part of a kernel_plan; lower() runs them after check().
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <mdh/ir/computation.hpp>
+#include <mdh/ir/hash.hpp>
+#include <mdh/lower/config.hpp>
+#include <mdh/lower/device_limits.hpp>
+#include <mdh/lower/kernel_plan.hpp>
+
+namespace mdh::lower::passes {
+
+// 1. Partition: per dimension its role, chunk per block, tile sizes and loop trip counts.
+inline void partition(kernel_plan& p) {
+  const auto& c = p.comp;
+  p.dims.clear();
+  p.concat_dims.clear(), p.scan_dims.clear(), p.reduce_dims.clear();
+  for (std::size_t d = 0; d < c.rank(); ++d) {
+    const dim_config& x = p.cfg.dims.at(d);
+    dim_plan dp;
+    dp.name = c.dims[d].name;
+    dp.role = c.dims[d].combine == ir::combine_kind::concat      ? dim_role::concat
+              : c.dims[d].combine == ir::combine_kind::pointwise ? dim_role::reduce
+                                                                 : dim_role::scan;
+    dp.size = p.sizes[d];
+    dp.blk = x.blk, dp.thr = x.thr, dp.t_rm = x.t_rm, dp.strided = x.strided;
+    dp.chunk = ceil_div(dp.size, dp.blk);
+    dp.t_sm = std::min(x.t_sm, dp.chunk);  // a tile larger than the chunk walks only the chunk
+    dp.rm_step = dp.thr * dp.t_rm;
+    dp.n_sm = ceil_div(dp.chunk, dp.t_sm);
+    dp.n_rm = ceil_div(dp.t_sm, dp.rm_step);
+    dp.thr_axis = x.thr_map, dp.blk_axis = x.blk_map;
+    p.dims.push_back(dp);
+    (dp.role == dim_role::concat ? p.concat_dims
+     : dp.role == dim_role::scan ? p.scan_dims
+                                 : p.reduce_dims)
+        .push_back(d);
+  }
+}
+
+// 2. Map threads and blocks onto the CUDA axes: dims sharing an axis fold row-major into it.
+inline void map_threads(kernel_plan& p) {
+  launch_shape& l = p.kernels.emplace_back().launch;
+  for (int a = 0; a < 3; ++a) {
+    std::int64_t ts = 1, bs = 1;
+    for (std::size_t d = p.dims.size(); d-- > 0;) {
+      auto& dp = p.dims[d];
+      if (dp.thr_axis == a) dp.thr_stride = ts, ts *= dp.thr;
+      if (dp.blk_axis == a) dp.blk_stride = bs, bs *= dp.blk;
+    }
+    l.block[a] = ts, l.grid[a] = bs;
+  }
+  p.threads = l.block[0] * l.block[1] * l.block[2];
+  p.blocks = l.grid[0] * l.grid[1] * l.grid[2];
+  p.acc_count = p.red_threads = p.red_blocks = p.points = 1;
+  for (auto& dp : p.dims) {
+    if (dp.role == dim_role::reduce) {
+      p.red_threads *= dp.thr, p.red_blocks *= dp.blk;
+    } else {
+      p.acc_count *= dp.t_rm, p.points *= dp.size;
+    }
+  }
+  p.kernels.back().kind = kernel_kind::main;
+}
+
+// 3. Global buffers: shapes from the index functions, dense row-major.
+inline void global_buffers(kernel_plan& p) {
+  auto make = [&](const ir::buffer& b, const std::string& prefix, std::size_t k) {
+    global_buffer g;
+    g.name = prefix + std::to_string(k);
+    g.type = b.type;
+    g.shape = ir::buffer_shape(p.comp, b, p.sizes);
+    g.stride.assign(g.shape.size(), 1);
+    for (std::size_t j = g.shape.size(); j-- > 1;) g.stride[j - 1] = g.stride[j] * g.shape[j];
+    g.elements = 1;
+    for (auto s : g.shape) g.elements *= s;
+    if (g.elements >= (std::int64_t(1) << 31)) p.index64 = true;
+    return g;
+  };
+  p.inputs.clear(), p.outputs.clear();
+  for (std::size_t k = 0; k < p.comp.inputs.size(); ++k)
+    p.inputs.push_back(make(p.comp.inputs[k], "in", k));
+  for (std::size_t k = 0; k < p.comp.outputs.size(); ++k)
+    p.outputs.push_back(make(p.comp.outputs[k], "out", k));
+  if (p.points * std::max<std::int64_t>(p.red_blocks, 1) >= (std::int64_t(1) << 31))
+    p.index64 = true;
+}
+
+// The box of iteration space one block step touches in dimension d (see smem_tile).
+inline std::int64_t box_extent(const dim_plan& d) {
+  return d.role == dim_role::reduce ? d.t_sm : d.rm_step;
+}
+
+// 4. Caching: one shared-memory tile per input with cache_<b> = shared.
+inline void cache_inputs(kernel_plan& p) {
+  p.tiles.clear();
+  std::int64_t offset = 0;
+  for (std::size_t b = 0; b < p.comp.inputs.size(); ++b) {
+    const input_config& ic = p.cfg.inputs.at(b);
+    if (ic.cache != cache_kind::shared) continue;
+    const ir::buffer& buf = p.comp.inputs[b];
+    smem_tile t;
+    t.input = b;
+    t.name = "in" + std::to_string(b) + "_s";
+    const std::size_t rank = buf.rank;
+    t.extent.assign(rank, 1), t.stride.assign(rank, 1), t.base_const.assign(rank, 0);
+    t.base_coeff.assign(rank, std::vector<std::int64_t>(p.dims.size(), 0));
+    for (std::size_t k = 0; k < rank; ++k) {
+      std::int64_t lo = buf.accesses[0].index[k].offset, hi = lo;
+      for (auto& a : buf.accesses)
+        lo = std::min(lo, a.index[k].offset), hi = std::max(hi, a.index[k].offset);
+      std::int64_t ext = hi - lo + 1, base = lo;
+      for (std::size_t d = 0; d < p.dims.size(); ++d) {
+        std::int64_t cf = buf.accesses[0].index[k].coeff[d];
+        std::int64_t e = box_extent(p.dims[d]);
+        t.base_coeff[k][d] = cf;
+        ext += (cf < 0 ? -cf : cf) * (e - 1);
+        if (cf < 0) base += cf * (e - 1);
+      }
+      t.extent[k] = ext, t.base_const[k] = base;
+    }
+    for (std::size_t k = 0; k < rank; ++k) t.order.push_back(k);
+    if (ic.transpose && rank >= 2) std::swap(t.order[rank - 1], t.order[rank - 2]);
+    std::int64_t s = 1;
+    for (std::size_t j = rank; j-- > 0;) {
+      std::size_t k = t.order[j];
+      t.stride[k] = s;
+      s *= t.extent[k] + (j + 1 == rank ? ic.pad : 0);
+    }
+    t.elements = s;
+    t.box_elements = 1;
+    for (auto e : t.extent) t.box_elements *= e;
+    offset = ceil_div(offset, 16) * 16;
+    t.offset_bytes = offset;
+    offset += t.elements * std::int64_t(size_of(buf.type));
+    p.tiles.push_back(std::move(t));
+  }
+  p.tiles_bytes = offset;
+}
+
+// 5. Combines: across the threads of a block and across blocks, and the partials buffers.
+inline void combines(kernel_plan& p) {
+  p.thread_combine_needed = p.red_threads > 1;
+  p.thr_combine = p.cfg.thr_combine;
+  p.scratch_bytes = 0;
+  if (p.thread_combine_needed && p.thr_combine == thread_combine::shared_tree) {
+    for (std::size_t r = 0; r < p.results(); ++r) {
+      p.scratch_bytes = ceil_div(p.scratch_bytes, 16) * 16;
+      p.scratch_bytes += p.acc_count * p.threads * std::int64_t(size_of(p.acc_type(r)));
+    }
+  }
+  // The scratch reuses the tiles' bytes: a barrier separates the last read of the tiles.
+  p.shared_bytes = std::max(p.tiles_bytes, p.scratch_bytes);
+  p.blk_combine = block_combine_kind::none;
+  p.partials.clear();
+  if (p.red_blocks > 1) {
+    p.blk_combine = p.cfg.blk_combine == block_combine::atomic ? block_combine_kind::atomic
+                                                               : block_combine_kind::second_kernel;
+    if (p.blk_combine == block_combine_kind::second_kernel)
+      for (std::size_t r = 0; r < p.results(); ++r) {
+        global_buffer g;
+        g.name = "part" + std::to_string(r);
+        g.type = p.acc_type(r);
+        g.shape = {p.red_blocks, p.points};
+        g.stride = {p.points, 1};
+        g.elements = p.red_blocks * p.points;
+        p.partials.push_back(g);
+      }
+  }
+}
+
+inline std::string hash8(const kernel_plan& p) {
+  ir::fnv1a h;
+  h.u64(ir::structural_hash(p.comp));
+  for (auto s : p.sizes) h.i64(s);
+  for (auto& [n, v] : to_map(p.cfg)) h.str(n), h.i64(v);
+  h.str(p.limits.name);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h.value()));
+  return std::string(buf, 8);
+}
+
+// 6. Kernels: names, launch shapes; init (atomics) and final_combine (second kernel) kernels
+//    walk the P output points grid-stride with 256 threads per block.
+inline void kernels(kernel_plan& p) {
+  std::string stem;
+  for (char ch : p.comp.name) stem += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
+  if (stem.empty()) stem = "kernel";
+  p.name = "mdh_" + stem + "_" + hash8(p);
+  kernel main = p.kernels.at(0);
+  main.name = p.name;
+  main.launch.shared_bytes = p.shared_bytes;
+  p.kernels.clear();
+  kernel aux;
+  aux.launch.block[0] = std::min<std::int64_t>(256, p.limits.max_threads_per_block);
+  aux.launch.grid[0] = std::min<std::int64_t>(ceil_div(p.points, aux.launch.block[0]), 65535);
+  if (p.blk_combine == block_combine_kind::atomic) {
+    aux.kind = kernel_kind::init, aux.name = p.name + "_init";
+    p.kernels.push_back(aux);
+  }
+  p.kernels.push_back(main);
+  if (p.blk_combine == block_combine_kind::second_kernel) {
+    aux.kind = kernel_kind::final_combine, aux.name = p.name + "_final";
+    p.kernels.push_back(aux);
+  }
+}
+
+// All passes in order, without checking the configuration (check() does that first).
+inline kernel_plan run_all(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+                           const config& cfg, const device_limits& limits) {
+  kernel_plan p;
+  p.comp = comp, p.sizes = sizes, p.cfg = cfg, p.limits = limits;
+  partition(p);
+  map_threads(p);
+  global_buffers(p);
+  cache_inputs(p);
+  combines(p);
+  kernels(p);
+  return p;
+}
+
+}  // namespace mdh::lower::passes

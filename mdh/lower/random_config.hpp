@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// A seeded generator of random valid configurations (for tests; the atf search space is the
+// tuner's), and edge configurations that stress guards and limits.
+#pragma once
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include <mdh/lower/check.hpp>
+#include <mdh/lower/config.hpp>
+
+namespace mdh::lower {
+
+struct random_options {
+  std::int64_t max_threads = 256;  // per block (on top of the device limit)
+  int max_attempts = 2000;
+};
+
+namespace detail {
+template <class Rng>
+std::int64_t pick(Rng& rng, std::initializer_list<std::int64_t> v) {
+  std::uniform_int_distribution<std::size_t> u(0, v.size() - 1);
+  return *(v.begin() + u(rng));
+}
+template <class Rng>
+std::int64_t uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {
+  return std::uniform_int_distribution<std::int64_t>(lo, std::max(lo, hi))(rng);
+}
+}  // namespace detail
+
+// Draws configurations until one passes check(); falls back to the default configuration.
+template <class Rng>
+config random_config(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+                     const device_limits& limits, Rng& rng, random_options opt = {}) {
+  using detail::pick;
+  using detail::uniform;
+  device_limits lim = limits;
+  lim.max_threads_per_block = std::min(lim.max_threads_per_block, opt.max_threads);
+  for (int attempt = 0; attempt < opt.max_attempts; ++attempt) {
+    config c;
+    c.dims.resize(comp.rank());
+    c.inputs.resize(comp.inputs.size());
+    c.vec = pick(rng, {1, 1, 2, 4});
+    std::size_t last_concat = comp.rank();
+    for (std::size_t d = 0; d < comp.rank(); ++d)
+      if (comp.dims[d].combine == ir::combine_kind::concat) last_concat = d;
+    for (std::size_t d = 0; d < comp.rank(); ++d) {
+      auto& x = c.dims[d];
+      std::int64_t n = sizes[d];
+      bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum;
+      x.thr = scan ? 1 : std::min(n + 2, pick(rng, {1, 1, 2, 3, 4, 5, 8, 16, 32, 64}));
+      x.blk = scan ? 1 : (uniform(rng, 0, 2) == 0 ? 1 : uniform(rng, 1, n));
+      x.t_rm =
+          d == last_concat && c.vec > 1 ? c.vec * pick(rng, {1, 1, 2}) : pick(rng, {1, 1, 2, 3, 4});
+      std::int64_t step = x.thr * x.t_rm;
+      x.t_sm =
+          uniform(rng, 0, 5) == 0 ? step * uniform(rng, 1, n + 2) : step * pick(rng, {1, 1, 2, 3});
+      x.strided = !(d == last_concat && c.vec > 1) && uniform(rng, 0, 1) == 1;
+      x.thr_map = int(uniform(rng, 0, 2));
+      x.blk_map = int(uniform(rng, 0, 2));
+    }
+    for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
+      auto& ic = c.inputs[b];
+      bool ok = detail::accesses_share_coefficients(comp.inputs[b]);
+      ic.cache = ok && uniform(rng, 0, 1) ? cache_kind::shared : cache_kind::global;
+      if (ic.cache == cache_kind::shared) {
+        ic.transpose = comp.inputs[b].rank >= 2 && uniform(rng, 0, 1);
+        ic.pad = pick(rng, {0, 0, 1, 4});
+      }
+    }
+    c.thr_combine = limits.cuda && uniform(rng, 0, 1) ? thread_combine::warp_shuffle
+                                                      : thread_combine::shared_tree;
+    c.blk_combine = uniform(rng, 0, 1) ? block_combine::atomic : block_combine::second_kernel;
+    try {
+      check(c, comp, sizes, lim);
+    } catch (const error&) {
+      // Retry with the repairable choices switched to the always-valid ones.
+      c.thr_combine = thread_combine::shared_tree;
+      if (c.blk_combine == block_combine::atomic) c.blk_combine = block_combine::second_kernel;
+      c.vec = 1;
+      try {
+        check(c, comp, sizes, lim);
+      } catch (const error&) {
+        continue;
+      }
+    }
+    return c;
+  }
+  return default_config(comp, sizes);
+}
+
+// Configurations at the corners: one thread for everything; as many threads as allowed on the
+// innermost dimension; tiles larger than the sizes; every input cached with transpose and pad;
+// every dimension split over blocks (cross-block reductions, both ways).
+inline std::vector<config> edge_configs(const ir::computation& comp,
+                                        const std::vector<std::int64_t>& sizes,
+                                        const device_limits& limits) {
+  std::vector<config> out;
+  auto keep = [&](const config& c) {
+    try {
+      check(c, comp, sizes, limits);
+      out.push_back(c);
+    } catch (const error&) {
+    }
+  };
+  config one;
+  one.dims.resize(comp.rank());
+  one.inputs.resize(comp.inputs.size());
+  for (std::size_t d = 0; d < comp.rank(); ++d) one.dims[d].t_sm = sizes[d];
+  keep(one);
+  config big = one;  // tiles larger than the size
+  for (std::size_t d = 0; d < comp.rank(); ++d) big.dims[d].t_sm = 2 * sizes[d] + 3;
+  keep(big);
+  config maxthr = default_config(comp, sizes);  // maximum threads on the last non-scan dim
+  for (std::size_t d = comp.rank(); d-- > 0;) {
+    if (comp.dims[d].combine == ir::combine_kind::prefix_sum) continue;
+    for (auto& x : maxthr.dims) x.thr = 1, x.t_sm = std::max<std::int64_t>(x.t_sm, 1);
+    maxthr.dims[d].thr = std::min<std::int64_t>(limits.max_threads_per_block, 1024);
+    maxthr.dims[d].thr_map = 0;
+    maxthr.dims[d].t_sm = maxthr.dims[d].thr * maxthr.dims[d].t_rm;
+    for (std::size_t e = 0; e < comp.rank(); ++e)
+      if (e != d) maxthr.dims[e].thr_map = 1;
+    break;
+  }
+  keep(maxthr);
+  config cached = default_config(comp, sizes);
+  for (std::size_t b = 0; b < comp.inputs.size(); ++b)
+    if (detail::accesses_share_coefficients(comp.inputs[b]))
+      cached.inputs[b] = {cache_kind::shared, comp.inputs[b].rank >= 2, 1};
+  keep(cached);
+  config vec4 = default_config(comp, sizes);  // float4 groups along the innermost ++ dim
+  for (std::size_t d = comp.rank(); d-- > 0;) {
+    if (comp.dims[d].combine != ir::combine_kind::concat) continue;
+    auto& x = vec4.dims[d];
+    x.thr = std::min<std::int64_t>(x.thr, 64), x.t_rm = 4, x.t_sm = x.thr * 4;
+    x.blk = std::max<std::int64_t>(1, ceil_div(sizes[d], x.t_sm));
+    x.strided = false;
+    vec4.vec = 4;
+    break;
+  }
+  keep(vec4);
+  for (auto how : {block_combine::atomic, block_combine::second_kernel}) {
+    config split = default_config(comp, sizes);  // every dimension over 2-3 blocks, sizes odd
+    for (std::size_t d = 0; d < comp.rank(); ++d) {
+      if (comp.dims[d].combine == ir::combine_kind::prefix_sum) continue;
+      auto& x = split.dims[d];
+      x.thr = std::min<std::int64_t>(sizes[d], 3), x.t_rm = 2;
+      x.blk = std::min<std::int64_t>(sizes[d], 3);
+      x.t_sm = x.thr * x.t_rm;
+      x.strided = d % 2 == 1;
+    }
+    split.blk_combine = how;
+    keep(split);
+  }
+  return out;
+}
+
+}  // namespace mdh::lower

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// Runs a plan on OpenCL and compares with the reference. PoCL 3.1's default work-group method
+// (loop vectorisation) miscompiles a few of our kernels (deeply nested loops around barriers;
+// the same kernels are correct on the GPU and under PoCL's work-item replication). A mismatch is
+// therefore re-run once with POCL_WORK_GROUP_METHOD=repl: it must match there, and is counted.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <backends/opencl/runtime.hpp>
+
+#include "naive_reference.hpp"
+
+namespace mdh::test {
+
+struct opencl_outcome {
+  std::string mismatch;     // "" when equal (after the retry, if one was needed)
+  bool pocl_retry = false;  // the default build mismatched, the replication build matched
+};
+
+inline std::string run_and_compare(opencl::context& ctx, const lower::kernel_plan& plan,
+                                   std::vector<host_buffer>& in,
+                                   const std::vector<host_buffer>& want, std::int64_t L,
+                                   const std::string& tag) {
+  opencl::program prog(ctx, plan, tag);
+  std::vector<host_buffer> got;
+  for (auto& w : want) {
+    got.emplace_back(w.type, w.shape);
+    got.back().poison();
+  }
+  std::vector<buffer_ref> ir, orf;
+  for (auto& b : in) ir.push_back(b);
+  for (auto& b : got) orf.push_back(b);
+  prog.run(ir, orf);
+  for (std::size_t r = 0; r < got.size(); ++r) {
+    auto msg = compare(got[r], want[r], L);
+    if (!msg.empty()) return "output " + std::to_string(r) + ": " + msg;
+  }
+  return "";
+}
+
+inline opencl_outcome check_opencl(opencl::context& ctx, const lower::kernel_plan& plan,
+                                   std::vector<host_buffer>& in,
+                                   const std::vector<host_buffer>& want, std::int64_t L) {
+  opencl_outcome o;
+  o.mismatch = run_and_compare(ctx, plan, in, want, L, "");
+  if (o.mismatch.empty()) return o;
+  const char* old = std::getenv("POCL_WORK_GROUP_METHOD");
+  std::string saved = old ? old : "";
+  setenv("POCL_WORK_GROUP_METHOD", "repl", 1);
+  std::string again = run_and_compare(ctx, plan, in, want, L, "pocl work-item replication");
+  if (old)
+    setenv("POCL_WORK_GROUP_METHOD", saved.c_str(), 1);
+  else
+    unsetenv("POCL_WORK_GROUP_METHOD");
+  if (again.empty())
+    o.pocl_retry = true, o.mismatch.clear();
+  else
+    o.mismatch += " (and under POCL_WORK_GROUP_METHOD=repl: " + again + ")";
+  return o;
+}
+
+}  // namespace mdh::test

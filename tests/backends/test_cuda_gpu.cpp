@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+// On a GPU (label gpu): the correctness sweep in CUDA; exits 77 (skipped) without a device.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <random>
+
+#include <backends/cuda/program.hpp>
+#include <mdh/lower/lower.hpp>
+#include <mdh/lower/random_config.hpp>
+
+#include "expression_cases.hpp"
+#include "ir_samples.hpp"
+#include "naive_reference.hpp"
+
+using namespace mdh;
+
+namespace {
+cuda::device& dev() {
+  static cuda::device d(0);
+  return d;
+}
+
+// Runs `cfgs` of one computation on the GPU and compares with `want`.
+int check_configs(const ir::computation& c, const std::vector<std::int64_t>& sizes,
+                  const std::vector<lower::config>& cfgs, std::vector<test::host_buffer>& in,
+                  std::vector<test::host_buffer>& want, const lower::device_limits& lim) {
+  std::int64_t L = test::reduction_length(c, sizes);
+  int n = 0;
+  for (auto& cfg : cfgs) {
+    INFO(c.name, " config: ", lower::to_string(cfg));
+    auto plan = lower::lower(c, sizes, cfg, lim);
+    cuda::program prog(dev(), plan);
+    auto got = test::make_outputs(c, sizes);
+    std::vector<buffer_ref> ir, orf;
+    for (auto& b : in) ir.push_back(b);
+    for (auto& b : got) orf.push_back(b);
+    prog.run(ir, orf);
+    for (std::size_t r = 0; r < got.size(); ++r) {
+      auto msg = test::compare(got[r], want[r], L);
+      REQUIRE_MESSAGE(msg.empty(), c.outputs[r].name, ": ", msg, "\n", lower::to_string(plan));
+    }
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("CUDA sweep over expressions/ matches mdh::reference") {
+  if (!cuda::device_available()) std::exit(77);
+  auto lim = dev().limits();
+  std::mt19937_64 rng(7);
+  int total = 0;
+  test::for_each_expression_case([&](std::string_view name, const auto& op, const auto& sizes) {
+    const ir::computation& c = mdh::describe(op);
+    auto in = test::make_inputs(c, sizes, 5);
+    auto want = test::make_outputs(c, sizes);
+    std::vector<buffer_ref> ir, wr;
+    for (auto& b : in) ir.push_back(b);
+    for (auto& b : want) wr.push_back(b);
+    test::call_reference(op, sizes, ir, wr);
+    auto cfgs = lower::edge_configs(c, sizes, lim);
+    for (int k = 0; k < 30; ++k) cfgs.push_back(lower::random_config(c, sizes, lim, rng));
+    int n = check_configs(c, sizes, cfgs, in, want, lim);
+    MESSAGE(name, ": ", n, " configurations checked on the GPU");
+    total += n;
+  });
+  MESSAGE(total, " configurations in all");
+}
+
+TEST_CASE("CUDA sweep over the IR samples matches the reference") {
+  if (!cuda::device_available()) {
+    std::cerr << "no CUDA device: skipping the GPU tests\n";
+    std::exit(77);
+  }
+  auto lim = dev().limits();
+  MESSAGE("device ", lim.name, " ", lim.arch(), " SMs ", lim.sm_count);
+  std::mt19937_64 rng(2024);
+  for (auto s : test::all_samples()) {
+    auto cfgs = lower::edge_configs(s.comp, s.sizes, lim);
+    for (int k = 0; k < 30; ++k) cfgs.push_back(lower::random_config(s.comp, s.sizes, lim, rng));
+    bool ties = s.comp.name == "max_count";
+    auto in = test::make_inputs(s.comp, s.sizes, 77, ties);
+    auto want = test::make_outputs(s.comp, s.sizes);
+    test::naive_reference(s.comp, s.sizes, in, want);
+    std::int64_t L = test::reduction_length(s.comp, s.sizes);
+    int n = 0;
+    for (auto& cfg : cfgs) {
+      INFO(s.comp.name, " config: ", lower::to_string(cfg));
+      auto plan = lower::lower(s.comp, s.sizes, cfg, lim);
+      cuda::program prog(dev(), plan);
+      auto got = test::make_outputs(s.comp, s.sizes);
+      std::vector<buffer_ref> ir, orf;
+      for (auto& b : in) ir.push_back(b);
+      for (auto& b : got) orf.push_back(b);
+      prog.run(ir, orf);
+      for (std::size_t r = 0; r < got.size(); ++r) {
+        auto msg = test::compare(got[r], want[r], L);
+        REQUIRE_MESSAGE(msg.empty(), s.comp.outputs[r].name, ": ", msg, "\n",
+                        lower::to_string(plan));
+      }
+      ++n;
+    }
+    MESSAGE(s.comp.name, ": ", n, " configurations checked on the GPU");
+  }
+}
+
+TEST_CASE("device_buffer round trip and large dynamic shared memory") {
+  if (!cuda::device_available()) std::exit(77);
+  dev().make_current();
+  std::vector<float> h(1000);
+  for (std::size_t k = 0; k < h.size(); ++k) h[k] = float(k) * 0.5f;
+  cuda::device_buffer<float> d(h);
+  CHECK(d.download() == h);
+  // A matmul whose tiles need > 48 KB of shared memory (opt-in path).
+  auto c = test::matmul();
+  std::vector<std::int64_t> sizes{256, 256, 256};
+  auto cfg = lower::default_config(c, sizes);
+  cfg.dims[0] = {2, 16, 128, 8, false, 1, 1};
+  cfg.dims[1] = {2, 16, 128, 8, false, 0, 0};
+  cfg.dims[2] = {1, 1, 64, 1, false, 2, 2};
+  cfg.inputs[0] = {lower::cache_kind::shared, false, 0};
+  cfg.inputs[1] = {lower::cache_kind::shared, false, 0};
+  auto plan = lower::lower(c, sizes, cfg, dev().limits());
+  CHECK(plan.shared_bytes > 48 * 1024);
+  cuda::program prog(dev(), plan);
+  test::host_buffer A(scalar_type::f32, {256, 256}), B(scalar_type::f32, {256, 256}),
+      C(scalar_type::f32, {256, 256});
+  A.randomize(1), B.randomize(2), C.poison();
+  auto want = C;
+  std::vector<test::host_buffer> in{A, B}, out{want};
+  test::naive_reference(c, sizes, in, out);
+  std::vector<buffer_ref> ir{A, B}, orf{C};
+  prog.run(ir, orf);
+  CHECK(test::compare(C, out[0], 256).empty());
+}
+
+TEST_CASE("timings of a few hand-picked configurations (printed, not asserted)") {
+  if (!cuda::device_available()) std::exit(77);
+  auto lim = dev().limits();
+  auto time_it = [&](const ir::computation& c, const std::vector<std::int64_t>& sizes,
+                     const lower::config& cfg) {
+    auto plan = lower::lower(c, sizes, cfg, lim);
+    cuda::program prog(dev(), plan);
+    std::vector<cuda::device_buffer<unsigned char>> bufs;
+    std::vector<CUdeviceptr> in, out;
+    for (auto& g : plan.inputs) {
+      test::host_buffer h(g.type, g.shape);
+      h.randomize(3);
+      bufs.emplace_back(std::span<const unsigned char>(h.bytes));
+      in.push_back(bufs.back().get());
+    }
+    for (auto& g : plan.outputs) {
+      bufs.emplace_back(std::size_t(g.elements) * size_of(g.type));
+      out.push_back(bufs.back().get());
+    }
+    return prog.time_ms(in, out, 20);
+  };
+  auto mm = test::matmul();
+  std::vector<std::int64_t> n3{1024, 1024, 1024};
+  auto cfg = lower::default_config(mm, n3);
+  double ms = time_it(mm, n3, cfg);
+  MESSAGE("matmul 1024^3 default config: ", ms, " ms, ", 2e-9 * 1024 * 1024 * 1024 / ms,
+          " TFLOP/s");
+  for (std::int64_t tk : {8, 16, 32}) {
+    cfg.dims[0] = {8, 16, 128, 8, true, 1, 1};
+    cfg.dims[1] = {8, 16, 128, 8, true, 0, 0};
+    cfg.dims[2] = {1, 1, tk, 1, false, 2, 2};
+    cfg.inputs[0] = {lower::cache_kind::shared, true, 1};
+    cfg.inputs[1] = {lower::cache_kind::shared, false, 0};
+    ms = time_it(mm, n3, cfg);
+    MESSAGE("matmul 1024^3 128x128 tiles, 8x8 registers, k-tile ", tk, ": ", ms, " ms, ",
+            2e-9 * 1024 * 1024 * 1024 / ms, " TFLOP/s");
+  }
+  auto mul = mdh::ops::multiply();
+  const auto& mc = mdh::describe(mul);
+  std::vector<std::int64_t> n2{2048, 3072};
+  auto ecfg = lower::default_config(mc, n2);
+  ms = time_it(mc, n2, ecfg);
+  MESSAGE("multiply 2048x3072 default: ", ms, " ms, ", 3.0 * 4 * 2048 * 3072 / ms * 1e-6, " GB/s");
+  ecfg.dims[1] = {3, 256, 1024, 4, true, 0, 0};
+  ecfg.dims[0] = {2048, 1, 1, 1, false, 1, 1};
+  ms = time_it(mc, n2, ecfg);
+  MESSAGE("multiply 2048x3072 256 threads x 4 strided: ", ms, " ms, ",
+          3.0 * 4 * 2048 * 3072 / ms * 1e-6, " GB/s");
+  ecfg.dims[1] = {3, 256, 1024, 4, false, 0, 0};
+  ecfg.vec = 4;
+  ms = time_it(mc, n2, ecfg);
+  MESSAGE("multiply 2048x3072 256 threads x float4: ", ms, " ms, ",
+          3.0 * 4 * 2048 * 3072 / ms * 1e-6, " GB/s");
+  ecfg.dims[1] = {1, 256, 3072, 4, false, 0, 0};
+  ecfg.dims[0] = {512, 1, 4, 1, false, 1, 1};
+  ms = time_it(mc, n2, ecfg);
+  MESSAGE("multiply 2048x3072 float4, 4 rows per block: ", ms, " ms, ",
+          3.0 * 4 * 2048 * 3072 / ms * 1e-6, " GB/s");
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// Without a GPU: the CUDA source of every sample under edge and random valid configurations
+// compiles with NVRTC for sm_90 (in parallel threads); the module cache and error paths work.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include <backends/cuda/program.hpp>
+#include <mdh/lower/lower.hpp>
+#include <mdh/lower/random_config.hpp>
+
+#include "ir_samples.hpp"
+#if __has_include(<expressions/all.hpp>)
+#include "expression_cases.hpp"
+#define MDH_TEST_EXPRESSIONS 1
+#endif
+
+using namespace mdh;
+
+TEST_CASE("NVRTC compiles the CUDA source of every sample for sm_90") {
+  auto lim = lower::h200_limits();
+  std::vector<lower::kernel_plan> plans;
+  std::map<std::string, int> per_comp;
+  std::mt19937_64 rng(99);
+  for (auto& s : test::all_samples()) {
+    auto cfgs = lower::edge_configs(s.comp, s.sizes, lim);
+    for (int k = 0; k < 20; ++k) cfgs.push_back(lower::random_config(s.comp, s.sizes, lim, rng));
+    for (auto& c : cfgs)
+      plans.push_back(lower::lower(s.comp, s.sizes, c, lim)), ++per_comp[s.comp.name];
+  }
+#ifdef MDH_TEST_EXPRESSIONS
+  test::for_each_expression_case([&](std::string_view name, const auto& op, const auto& sizes) {
+    const ir::computation& c = mdh::describe(op);
+    auto cfgs = lower::edge_configs(c, sizes, lim);
+    for (int k = 0; k < 20; ++k) cfgs.push_back(lower::random_config(c, sizes, lim, rng));
+    for (auto& cfg : cfgs)
+      plans.push_back(lower::lower(c, sizes, cfg, lim)),
+          ++per_comp["expressions/" + std::string(name)];
+  });
+#endif
+  cuda::module_cache cache("");  // memory only: every plan really goes through NVRTC
+  std::atomic<std::size_t> next{0};
+  std::vector<std::string> failures(plans.size());
+  auto work = [&] {
+    for (std::size_t k; (k = next++) < plans.size();) {
+      try {
+        auto m = cuda::compile(plans[k], "sm_90", cache);
+        if (m->cubin.empty()) failures[k] = "empty cubin";
+      } catch (const std::exception& e) {
+        failures[k] = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t)
+    pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+  for (std::size_t k = 0; k < plans.size(); ++k)
+    CHECK_MESSAGE(failures[k].empty(), plans[k].name, ": ", failures[k]);
+  for (auto& [n, c] : per_comp) MESSAGE(n, ": ", c, " configurations compiled by NVRTC");
+  CHECK(cache.compiles() <= plans.size());
+}
+
+TEST_CASE("the generated CUDA uses the performance features when configured") {
+  auto c = test::matmul();
+  std::vector<std::int64_t> sizes{128, 128, 64};
+  lower::config cfg = lower::default_config(c, sizes);
+  cfg.dims[0] = {16, 16, 64, 4, false, 1, 1};  // i: 16 blocks, 16 threads x 4 registers
+  cfg.dims[1] = {8, 16, 64, 4, false, 0, 0};   // j
+  cfg.dims[2] = {1, 1, 16, 1, false, 2, 2};    // k: 16-wide shared tiles
+  cfg.inputs[0] = {lower::cache_kind::shared, true, 1};
+  cfg.inputs[1] = {lower::cache_kind::shared, false, 0};
+  auto plan = lower::lower(c, sizes, cfg, lower::h200_limits());
+  auto src = cuda::emit(plan);
+  CHECK(src.find("#pragma unroll") != std::string::npos);
+  CHECK(src.find("float acc0[16];") != std::string::npos);
+  CHECK(src.find("__syncthreads();") != std::string::npos);
+  CHECK(src.find("extern \"C\" __global__ void __launch_bounds__(256) " + plan.name) !=
+        std::string::npos);
+  cuda::module_cache cache("");
+  auto m = cuda::compile(plan, "sm_90", cache);
+  CHECK(!m->cubin.empty());
+  // warp shuffles for a split reduction
+  cfg = lower::default_config(c, sizes);
+  cfg.dims[2] = {2, 8, 32, 1, true, 0, 0};
+  cfg.dims[1].thr = 16, cfg.dims[1].thr_map = 0;
+  cfg.thr_combine = lower::thread_combine::warp_shuffle;
+  cfg.blk_combine = lower::block_combine::atomic;
+  plan = lower::lower(c, sizes, cfg, lower::h200_limits());
+  src = cuda::emit(plan);
+  CHECK(src.find("__shfl_xor_sync") != std::string::npos);
+  CHECK(src.find("atomicAdd") != std::string::npos);
+  CHECK(plan.kernels.size() == 2);  // init + main
+  CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
+}
+
+TEST_CASE("module cache: memory and disk, keyed by source and arch") {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("mdh-cache-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto c = test::jacobi2d();
+  auto plan = lower::lower(c, {9, 9}, lower::default_config(c, {9, 9}), lower::h200_limits());
+  {
+    cuda::module_cache cache(dir.string());
+    auto a = cuda::compile(plan, "sm_90", cache);
+    auto b = cuda::compile(plan, "sm_90", cache);
+    CHECK(a.get() == b.get());
+    CHECK(cache.compiles() == 1);
+    CHECK(!a->ptx.empty());
+  }
+  {
+    cuda::module_cache cache(dir.string());
+    auto a = cuda::compile(plan, "sm_90", cache);
+    CHECK(a->from_cache);
+    CHECK(cache.compiles() == 0);
+    cuda::compile(plan, "sm_80", cache);
+    CHECK(cache.compiles() == 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("NVRTC errors carry the log and the dumped source") {
+  try {
+    cuda::compile_uncached("extern \"C\" __global__ void k() { this is not cuda; }", "mdh_broken_0",
+                           "sm_90");
+    FAIL("no error");
+  } catch (const error& e) {
+    std::string w = e.what();
+    CHECK(w.find("NVRTC compilation of mdh_broken_0 failed") != std::string::npos);
+    CHECK(w.find("error") != std::string::npos);
+    auto pos = w.find("source in ");
+    REQUIRE(pos != std::string::npos);
+    auto path = w.substr(pos + 10, w.find(":\n", pos) - pos - 10);
+    CHECK(std::filesystem::exists(path));
+  }
+}
+
+TEST_CASE("without a GPU, device access fails with a clear mdh::error") {
+  if (cuda::device_available()) return;
+  CHECK_THROWS_WITH_AS(cuda::device(0), doctest::Contains("no CUDA device"), error);
+}

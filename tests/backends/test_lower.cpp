@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+// Tests of the low-level model (config, check, JSON/map) and property tests of the lowering.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include <mdh/lower/lower.hpp>
+#include <mdh/lower/random_config.hpp>
+#include <mdh/lower/simulate.hpp>
+
+#include "ir_samples.hpp"
+
+using namespace mdh;
+using namespace mdh::lower;
+
+TEST_CASE("default configuration is valid for every sample, size and named device") {
+  for (auto& s : test::all_samples())
+    for (auto dev : {"h200", "h100", "pocl-cpu"})
+      for (std::vector<std::int64_t> sizes : {s.sizes, std::vector<std::int64_t>(s.sizes.size(), 1),
+                                              std::vector<std::int64_t>(s.sizes.size(), 384),
+                                              std::vector<std::int64_t>(s.sizes.size(), 997)}) {
+        if (sizes.size() > 2 && sizes[0] == 997) continue;  // keep the simulation small
+        INFO(s.comp.name, " on ", dev);
+        auto cfg = default_config(s.comp, sizes);
+        CHECK_NOTHROW(check(cfg, s.comp, sizes, named_limits(dev)));
+        auto plan = lower::lower(s.comp, sizes, cfg, named_limits(dev));
+        auto sim = simulate(plan);
+        CHECK_MESSAGE(sim.ok(), (sim.failures.empty() ? std::string() : sim.failures[0]));
+      }
+}
+
+TEST_CASE("check names the parameter and the constraint") {
+  auto c = test::matmul();
+  std::vector<std::int64_t> sizes{64, 64, 64};
+  auto cfg = default_config(c, sizes);
+  auto expect = [&](config bad, const std::string& needle) {
+    try {
+      check(bad, c, sizes, h200_limits());
+      FAIL("no error for ", needle);
+    } catch (const error& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(needle) != std::string::npos, e.what());
+    }
+  };
+  auto bad = cfg;
+  bad.dims[0].t_rm = 64;
+  expect(bad, "t_rm_d * thr_d <= t_sm_d");
+  bad = cfg;
+  bad.dims[1].blk = 65;
+  expect(bad, "blk_1");
+  bad = cfg;
+  bad.dims[0].thr = 64, bad.dims[0].t_sm = 64, bad.dims[1].thr = 64, bad.dims[1].t_sm = 64;
+  expect(bad, "threads per block");
+  bad = cfg;
+  bad.dims[2].thr = 4, bad.dims[2].t_sm = 4, bad.dims[2].thr_map = 1;
+  bad.thr_combine = thread_combine::warp_shuffle;
+  expect(bad, "thr_map_2");
+  bad = cfg;
+  bad.inputs[0].cache = cache_kind::shared, bad.dims[2].t_sm = 64;
+  bad.dims[0].thr = 1, bad.dims[0].t_rm = 32, bad.dims[0].t_sm = 32;
+  bad.dims[1].t_rm = 16, bad.dims[1].thr = 16, bad.dims[1].t_sm = 256;
+  expect(bad, "t_rm_*");
+  bad = cfg;
+  bad.vec = 3;
+  expect(bad, "vec in {1, 2, 4}");
+  auto mc = test::max_count();
+  std::vector<std::int64_t> ms{8, 64};
+  auto mcfg = default_config(mc, ms);
+  mcfg.dims[1].blk = 4, mcfg.blk_combine = block_combine::atomic;
+  CHECK_THROWS_WITH_AS(check(mcfg, mc, ms, h200_limits()), doctest::Contains("blk_combine"), error);
+  auto pl = test::scan_rows();
+  auto pcfg = default_config(pl, {4, 8});
+  pcfg.dims[1].thr = 2;
+  CHECK_THROWS_WITH_AS(check(pcfg, pl, {4, 8}, h200_limits()), doctest::Contains("thr_1"), error);
+}
+
+TEST_CASE("configuration round-trips through the flat map and JSON") {
+  std::mt19937_64 rng(7);
+  for (auto& s : test::all_samples()) {
+    for (int k = 0; k < 5; ++k) {
+      auto cfg = random_config(s.comp, s.sizes, h200_limits(), rng);
+      auto m = to_map(cfg);
+      CHECK(m.count("blk_0"));
+      CHECK(m.count("thr_combine"));
+      CHECK(from_map(m, s.comp.rank(), s.comp.inputs.size()) == cfg);
+      nlohmann::json j = cfg;
+      CHECK(config_from_json(nlohmann::json::parse(j.dump()), s.comp) == cfg);
+    }
+  }
+  auto c = test::matmul();
+  auto m = to_map(default_config(c, {4, 4, 4}));
+  m["blk_9"] = 1;
+  CHECK_THROWS_WITH_AS(from_map(m, 3, 2), doctest::Contains("blk_9"), error);
+  m.erase("blk_9");
+  m.erase("t_sm_1");
+  CHECK_THROWS_WITH_AS(from_map(m, 3, 2), doctest::Contains("t_sm_1"), error);
+}
+
+TEST_CASE("property: random valid plans compute every point exactly once, tiles cover reads") {
+  std::mt19937_64 rng(42);
+  int plans = 0;
+  for (auto& s : test::all_samples()) {
+    for (auto dev : {"h200", "pocl-cpu"}) {
+      auto lim = named_limits(dev);
+      std::vector<config> cfgs = edge_configs(s.comp, s.sizes, lim);
+      for (int k = 0; k < 40; ++k) cfgs.push_back(random_config(s.comp, s.sizes, lim, rng));
+      for (auto& cfg : cfgs) {
+        INFO(s.comp.name, " ", to_string(cfg));
+        auto plan = lower::lower(s.comp, s.sizes, cfg, lim);
+        auto sim = simulate(plan);
+        REQUIRE_MESSAGE(sim.ok(), sim.failures[0]);
+        std::int64_t all = 1, outer = 1;
+        for (std::size_t d = 0; d < s.sizes.size(); ++d) {
+          all *= s.sizes[d];
+          if (s.comp.dims[d].combine != ir::combine_kind::pointwise) outer *= s.sizes[d];
+        }
+        CHECK(sim.terms == all);                       // every reduction term combined exactly once
+        CHECK(sim.writes == outer * plan.red_blocks);  // one write per point and reducing block
+        CHECK(plan.threads <= lim.max_threads_per_block);
+        CHECK(plan.shared_bytes <= lim.shared_per_block_optin);
+        CHECK(plan.name.rfind("mdh_" + s.comp.name + "_", 0) == 0);
+        CHECK(plan.name.size() == 4 + s.comp.name.size() + 1 + 8);
+        CHECK(!to_string(plan).empty());
+        ++plans;
+      }
+    }
+  }
+  MESSAGE(plans, " plans simulated");
+}
+
+TEST_CASE("named device limits") {
+  CHECK(named_limits("h200").arch() == "sm_90");
+  CHECK(named_limits("h200").shared_per_block_optin == 227 * 1024);
+  CHECK(named_limits("pocl-cpu").cuda == false);
+  CHECK_THROWS_AS(named_limits("tpu"), error);
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Plots a tuning run's convergence from its atf log (JSON lines): the best time found so far
+against the number of evaluations and against wall time, with the peers' times as horizontal
+lines when given.
+
+  python3 tools/plot_convergence.py LOG.jsonl [LOG2.jsonl ...] -o convergence.png \
+      [--peer "cuBLAS=57.7" --peer "torch.compile=64.0"] [--title TEXT]
+
+Several logs are drawn as several curves (e.g. two techniques). Needs matplotlib
+(Debian: python3-matplotlib; scripts/setup.sh installs it)."""
+import argparse
+import json
+import sys
+from datetime import datetime
+
+
+def seconds(stamp):
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def read_log(path):
+    """Returns [(evaluation number, seconds since the run started, best cost so far)]; the clock
+    is the records' timestamps (evaluations overlap: compiles run in parallel), resumed sessions
+    are laid end to end."""
+    points, best, n, t0 = [], float("inf"), 0, None
+    with open(path) as f:
+        for line_no, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                sys.exit(f"plot_convergence: {path}:{line_no}: not JSON ({e})")
+            if "atf_log" in rec:
+                continue  # the header (a resumed run appends records to the same file)
+            if "configuration" not in rec:
+                sys.exit(f"plot_convergence: {path}:{line_no}: not an atf evaluation record")
+            n += 1
+            now = seconds(rec["timestamp"]) if "timestamp" in rec else float(n)
+            if t0 is None:
+                t0 = now - float(rec.get("elapsed_s", 0.0))
+            t = now - t0
+            if rec.get("valid") and rec.get("cost") is not None and rec["cost"] < best:
+                best = rec["cost"]
+            if best < float("inf"):
+                points.append((n, t, best))
+    if not points:
+        sys.exit(f"plot_convergence: {path}: no valid evaluation")
+    return points
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("logs", nargs="+")
+    ap.add_argument("-o", "--output", default="convergence.png")
+    ap.add_argument("--peer", action="append", default=[], help="NAME=MICROSECONDS")
+    ap.add_argument("--title", default="")
+    args = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("plot_convergence: matplotlib is missing (Debian: apt-get install python3-matplotlib)")
+    peers = []
+    for p in args.peer:
+        name, _, value = p.partition("=")
+        try:
+            peers.append((name, float(value)))
+        except ValueError:
+            sys.exit(f"plot_convergence: --peer '{p}' is not NAME=MICROSECONDS")
+
+    fig, (ax_n, ax_t) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for path in args.logs:
+        pts = read_log(path)
+        label = path.rsplit("/", 1)[-1].replace(".log.jsonl", "")
+        ax_n.step([p[0] for p in pts], [p[2] for p in pts], where="post", label=label)
+        ax_t.step([p[1] for p in pts], [p[2] for p in pts], where="post", label=label)
+    for name, us in peers:
+        for ax in (ax_n, ax_t):
+            ax.axhline(us, linestyle="--", linewidth=1, color="gray")
+            ax.annotate(name, (ax.get_xlim()[1], us), ha="right", va="bottom", fontsize=8, color="gray")
+    ax_n.set_xlabel("evaluations")
+    ax_t.set_xlabel("wall time (s)")
+    ax_n.set_ylabel("best time so far (µs)")
+    for ax in (ax_n, ax_t):
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    ax_n.legend(fontsize=8)
+    fig.suptitle(args.title or "tuning convergence")
+    fig.tight_layout()
+    fig.savefig(args.output, dpi=120)
+    print(f"plot_convergence: wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
