@@ -181,6 +181,30 @@ inline config default_config(const ir::computation& comp, const std::vector<std:
     x.blk = ceil_div(n, x.thr);
     x.t_sm = x.thr;
   }
+  // Threads left over (e.g. a dot product, or a row reduction of a short matrix) go to the
+  // innermost point-wise reduction dimension, combined by a shared-memory tree; when the
+  // concatenation dimensions give few blocks, that dimension is also split over blocks and the
+  // partial results combined by the deterministic second kernel. A single thread walking a
+  // million-element reduction is the alternative.
+  int red = -1;
+  for (std::size_t k = comp.rank(); k-- > 0;)
+    if (comp.dims[k].combine == ir::combine_kind::pointwise) {
+      red = int(k);
+      break;
+    }
+  if (red >= 0 && budget >= 32 && axis < 2) {
+    auto& x = c.dims[std::size_t(red)];
+    std::int64_t n = std::max<std::int64_t>(sizes[std::size_t(red)], 1), t = 1;
+    while (t * 2 <= budget && t * 2 <= n) t *= 2;
+    x.thr = t;
+    x.thr_map = axis;
+    std::int64_t blocks = 1;
+    for (auto& d : c.dims) blocks *= d.blk;
+    if (blocks < 128) x.blk = std::max<std::int64_t>(1, std::min(ceil_div(n, t * 64), 256 / blocks));
+    x.t_sm = ceil_div(ceil_div(n, x.blk), t) * t;
+    c.blk_combine = block_combine::second_kernel;
+    c.thr_combine = thread_combine::shared_tree;
+  }
   // The grid's x axis holds up to 2^31-1 blocks: shrink the largest block count until it fits.
   for (;;) {
     std::int64_t total = 1;
