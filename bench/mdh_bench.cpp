@@ -21,6 +21,8 @@
 #include <backends/tuning/tune.hpp>
 #include <expressions/benchmark_cases.hpp>
 
+#include "bench_args.hpp"
+
 using namespace mdh;
 
 namespace {
@@ -41,13 +43,9 @@ struct group {
   }
 };
 
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
 // Graph replay: the group's launches captured once, replayed with the L2 flushed in between.
-double time_graph(group& g, CUdeviceptr flush, std::size_t flush_bytes, int reps) {
+double time_graph(group& g, CUdeviceptr flush, std::size_t flush_bytes,
+                  const tuning::cuda_timing& timing) {
   cuda::stream s;
   CUgraph graph;
   CUgraphExec exec;
@@ -55,26 +53,11 @@ double time_graph(group& g, CUdeviceptr flush, std::size_t flush_bytes, int reps
   g.launch(s.get());
   MDH_CU(cuStreamEndCapture, s.get(), &graph);
   MDH_CU(cuGraphInstantiate, &exec, graph, 0);
-  CUevent a, b;
-  MDH_CU(cuEventCreate, &a, CU_EVENT_DEFAULT);
-  MDH_CU(cuEventCreate, &b, CU_EVENT_DEFAULT);
-  for (int k = 0; k < 3; ++k) MDH_CU(cuGraphLaunch, exec, s.get());
-  std::vector<double> us;
-  for (int k = 0; k < reps; ++k) {
-    MDH_CU(cuMemsetD8Async, flush, (unsigned char)k, flush_bytes, s.get());
-    MDH_CU(cuEventRecord, a, s.get());
-    MDH_CU(cuGraphLaunch, exec, s.get());
-    MDH_CU(cuEventRecord, b, s.get());
-    MDH_CU(cuEventSynchronize, b);
-    float ms = 0;
-    MDH_CU(cuEventElapsedTime, &ms, a, b);
-    us.push_back(double(ms) * 1000);
-  }
-  cuda::driver_table().cuEventDestroy(a);
-  cuda::driver_table().cuEventDestroy(b);
+  double us = tuning::time_with_events([&](CUstream st) { MDH_CU(cuGraphLaunch, exec, st); }, flush,
+                                       flush_bytes, timing, s.get());
   cuda::driver_table().cuGraphExecDestroy(exec);
   cuda::driver_table().cuGraphDestroy(graph);
-  return median(us);
+  return us;
 }
 
 }  // namespace
@@ -95,15 +78,9 @@ int main(int argc, char** argv) {
       out_path = value();
     else if (a == "--reps")
       reps = std::stoi(value());
-    else if (a == "--cases") {
-      std::string v = value();
-      for (std::size_t p = 0; p <= v.size();) {
-        auto c = v.find(',', p);
-        only.insert(v.substr(p, c == std::string::npos ? std::string::npos : c - p));
-        if (c == std::string::npos) break;
-        p = c + 1;
-      }
-    } else {
+    else if (a == "--cases")
+      only = bench::split_list(value());
+    else {
       std::fprintf(stderr,
                    "usage: mdh_bench [--params DIR] [--out FILE] [--cases a,b] [--reps N]\n");
       return 2;
@@ -177,7 +154,7 @@ int main(int argc, char** argv) {
       try {
         j["per_call_us"] = tuning::time_with_events([&](CUstream s) { g.launch(s); }, flush.get(),
                                                     flush.bytes(), timing);
-        j["graph_us"] = time_graph(g, flush.get(), flush.bytes(), reps);
+        j["graph_us"] = time_graph(g, flush.get(), flush.bytes(), timing);
         nlohmann::json cfgs = nlohmann::json::array(), origins = nlohmann::json::array();
         for (auto& st : g.steps) cfgs.push_back(st->config), origins.push_back(st->origin);
         j["config"] = g.steps.size() == 1 ? cfgs[0] : cfgs;

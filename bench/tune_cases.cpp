@@ -10,6 +10,8 @@
 #include <backends/tuning/tune.hpp>
 #include <expressions/benchmark_cases.hpp>
 
+#include "bench_args.hpp"
+
 using namespace mdh;
 
 int main(int argc, char** argv) {
@@ -22,14 +24,9 @@ int main(int argc, char** argv) {
       seconds = std::stod(v);
     else if (a == "--params")
       params = v;
-    else if (a == "--cases") {
-      for (std::size_t p = 0; p <= v.size();) {
-        auto c = v.find(',', p);
-        only.insert(v.substr(p, c == std::string::npos ? std::string::npos : c - p));
-        if (c == std::string::npos) break;
-        p = c + 1;
-      }
-    } else {
+    else if (a == "--cases")
+      only = bench::split_list(v);
+    else {
       std::fprintf(stderr, "usage: tune_cases [--seconds S] [--params DIR] [--cases a,b]\n");
       return 2;
     }

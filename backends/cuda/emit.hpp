@@ -19,21 +19,7 @@ class dialect final : public lower::c_dialect {
     return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") ";
   }
   std::string func_qualifier() const override { return "static __device__ __forceinline__"; }
-  std::string type(scalar_type t) const override {
-    switch (t) {
-      case scalar_type::f32:
-        return "float";
-      case scalar_type::f64:
-        return "double";
-      case scalar_type::i32:
-        return "int";
-      case scalar_type::i64:
-        return "long long";
-      case scalar_type::boolean:
-        return "bool";
-    }
-    return "?";
-  }
+  std::string type(scalar_type t) const override { return std::string(c_name(t)); }
   std::string global_param(scalar_type t, bool is_const) const override {
     return (is_const ? "const " : "") + type(t) + "* __restrict__";
   }
