@@ -104,11 +104,11 @@ int main(int argc, char** argv) {
     if (!g.error.empty()) return;
     try {
       const ir::computation& c = comp.ir();
-      auto choice = tuning::choose_configuration(c, sizes, params, id, lim, &std::cerr);
+      auto kernel = tuning::load_cuda_kernel(comp, sizes, params, dev);
       auto st = std::make_unique<step>();
-      st->prog = std::make_unique<cuda::program>(dev, lower::lower(c, sizes, choice.config, lim));
-      st->config = choice.config;
-      st->origin = choice.origin;
+      st->prog = std::move(kernel.program);
+      st->config = kernel.choice.config;
+      st->origin = kernel.choice.origin;
       auto data = tuning::make_workload_data(comp, sizes, 1234);
       for (auto& b : data.inputs) {
         st->in.emplace_back(

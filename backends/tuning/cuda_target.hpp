@@ -15,6 +15,8 @@
 
 #include <atf/evaluator.hpp>
 #include <backends/cuda/program.hpp>
+#include <backends/tuning/load.hpp>
+#include <mdh/lower/lower.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 #include <mdh/tuning/verify.hpp>
 
@@ -149,5 +151,36 @@ class cuda_target {
   std::vector<buffer_ref> expected_;
   std::atomic<double> best_us_{std::numeric_limits<double>::infinity()};
 };
+
+}  // namespace mdh::tuning
+
+namespace mdh::tuning {
+
+// A ready-to-call CUDA kernel for a computation at given sizes: the configuration of the
+// parameter-file record for this workload and device (or the default one, with a one-line
+// warning naming the mdh-tune command), lowered, compiled and loaded on `dev`.
+struct cuda_kernel {
+  configuration_choice choice;
+  std::unique_ptr<cuda::program> program;
+  // Inputs then outputs as device pointers, in computation order; asynchronous on `s`.
+  void operator()(std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs,
+                  CUstream s = nullptr) const {
+    program->launch(inputs, outputs, s);
+  }
+};
+
+template <class Comp>
+cuda_kernel load_cuda_kernel(const Comp& comp, const std::vector<std::int64_t>& sizes,
+                             const std::filesystem::path& params, const cuda::device& dev,
+                             std::ostream* warn = &std::cerr) {
+  const ir::computation& c = comp.ir();
+  comp.check_sizes(sizes);
+  auto lim = dev.limits();
+  device_id id{"cuda", lim.name, std::to_string(lim.cc_major) + "." + std::to_string(lim.cc_minor)};
+  cuda_kernel k;
+  k.choice = choose_configuration(c, sizes, params, id, lim, warn);
+  k.program = std::make_unique<cuda::program>(dev, lower::lower(c, sizes, k.choice.config, lim));
+  return k;
+}
 
 }  // namespace mdh::tuning

@@ -14,6 +14,8 @@
 
 #include <atf/evaluator.hpp>
 #include <backends/opencl/runtime.hpp>
+#include <backends/tuning/load.hpp>
+#include <mdh/lower/lower.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 #include <mdh/tuning/verify.hpp>
 
@@ -85,5 +87,33 @@ class opencl_target {
   std::vector<opencl::buffer> inputs_, outputs_;
   std::vector<buffer_ref> expected_;
 };
+
+}  // namespace mdh::tuning
+
+namespace mdh::tuning {
+
+// A ready-to-call OpenCL kernel: the parameter-file record for this workload and device (or the
+// default configuration, with a one-line warning), lowered and built for `ctx`.
+struct opencl_kernel {
+  configuration_choice choice;
+  std::unique_ptr<opencl::program> program;
+  // Host buffers (inputs then outputs, computation order): copies in, runs, copies out.
+  void operator()(std::span<const buffer_ref> inputs, std::span<const buffer_ref> outputs) const {
+    program->run(inputs, outputs);
+  }
+};
+
+template <class Comp>
+opencl_kernel load_opencl_kernel(const Comp& comp, const std::vector<std::int64_t>& sizes,
+                                 const std::filesystem::path& params, opencl::context& ctx,
+                                 std::ostream* warn = &std::cerr) {
+  const ir::computation& c = comp.ir();
+  comp.check_sizes(sizes);
+  auto lim = ctx.limits();
+  opencl_kernel k;
+  k.choice = choose_configuration(c, sizes, params, device_id{"opencl", lim.name, ""}, lim, warn);
+  k.program = std::make_unique<opencl::program>(ctx, lower::lower(c, sizes, k.choice.config, lim));
+  return k;
+}
 
 }  // namespace mdh::tuning
