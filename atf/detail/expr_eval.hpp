@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -267,6 +268,132 @@ class compiled_expr {
     }
     f_ = nullptr;
     name_slot_ = nullptr;
+    batch_ = typed_ && !result_f_ && batch_depth() <= kCols;
+  }
+
+  // Column-wise checking (integer code only, see batchable()): keeps in idx[0..n) (n <= kLanes)
+  // the value indices v for which the constraint holds with slots[vary] = vals[v] and returns
+  // their number. Every instruction runs once over all values, so dispatch and the loads of the
+  // other (fixed) slots happen once per instruction rather than once per value. Both sides of
+  // `and`/`or` are computed, so this may throw (division by zero) where test() would not: callers
+  // then check the values one at a time with test().
+  static constexpr std::uint32_t kLanes = 64;
+  bool batchable() const { return batch_; }
+  std::uint32_t filter(const num* slots, std::size_t vary, const num* vals, std::uint32_t* idx,
+                       std::uint32_t n) const {
+    std::int64_t col[kCols][kLanes];
+    std::int64_t saved[kCols][kLanes];
+    std::int64_t lane[kLanes];
+    std::uint32_t pend_at[kCols];
+    bool pend_and[kCols];
+    for (std::uint32_t i = 0; i < n; ++i) lane[i] = vals[idx[i]].i;
+    int sp = -1, np = 0;
+    const tinstr* code_begin = tcode_.data();
+    const auto size = static_cast<std::uint32_t>(tcode_.size());
+    for (std::uint32_t pc = 0;; ++pc) {
+      while (np > 0 && pend_at[np - 1] == pc) {  // the end of an `and`/`or`: combine
+        --np;
+        const std::int64_t* a = saved[np];
+        std::int64_t* r = col[sp];
+        if (pend_and[np])
+          for (std::uint32_t i = 0; i < n; ++i) r[i] = a[i] != 0 ? r[i] : 0;
+        else
+          for (std::uint32_t i = 0; i < n; ++i) r[i] = a[i] != 0 ? 1 : r[i];
+      }
+      if (pc == size) break;
+      const tinstr& in = code_begin[pc];
+      switch (in.c) {
+        case tcode::konst: {
+          std::int64_t* r = col[++sp];
+          for (std::uint32_t i = 0; i < n; ++i) r[i] = in.k.i;
+          continue;
+        }
+        case tcode::slot: {
+          std::int64_t* r = col[++sp];
+          if (in.arg == vary) {
+            std::copy(lane, lane + n, r);
+          } else {
+            const std::int64_t x = slots[in.arg].i;
+            for (std::uint32_t i = 0; i < n; ++i) r[i] = x;
+          }
+          continue;
+        }
+        case tcode::lnot_i:
+          for (std::uint32_t i = 0; i < n; ++i) col[sp][i] = col[sp][i] == 0;
+          continue;
+        case tcode::tobool_i:
+          for (std::uint32_t i = 0; i < n; ++i) col[sp][i] = col[sp][i] != 0;
+          continue;
+        case tcode::neg_i:
+          for (std::uint32_t i = 0; i < n; ++i)
+            col[sp][i] = wrap(0ull - static_cast<std::uint64_t>(col[sp][i]));
+          continue;
+        case tcode::abs_i:
+          for (std::uint32_t i = 0; i < n; ++i)
+            if (col[sp][i] < 0) col[sp][i] = wrap(0ull - static_cast<std::uint64_t>(col[sp][i]));
+          continue;
+        case tcode::and_jump_i:
+        case tcode::or_jump_i:
+          std::copy(col[sp], col[sp] + n, saved[np]);
+          pend_at[np] = in.arg;
+          pend_and[np] = in.c == tcode::and_jump_i;
+          ++np, --sp;
+          continue;
+        case tcode::nop:
+          continue;
+        default:
+          break;
+      }
+      // An integer binary operation: each operand a column (stride 1) or one value (stride 0).
+      std::int64_t yk = 0, xk = 0;
+      const std::int64_t* y = &yk;
+      const std::int64_t* x = &xk;
+      std::uint32_t ys = 0, xs = 0;
+      if (in.rm == kStk) {
+        y = col[sp--], ys = 1;
+      } else if (in.rm == kSlot) {
+        if (in.arg2 == vary)
+          y = lane, ys = 1;
+        else
+          yk = slots[in.arg2].i;
+      } else {
+        yk = in.k.i;
+      }
+      if (in.lm == kStk) {
+        x = col[sp--], xs = 1;
+      } else if (in.lm == kSlot) {
+        if (in.arg == vary)
+          x = lane, xs = 1;
+        else
+          xk = slots[in.arg].i;
+      } else {
+        xk = in.k.i;
+      }
+      std::int64_t* r = col[++sp];
+      switch (in.c) {
+#define ATF_DETAIL_L(OP) lanes<OP>(r, x, xs, y, ys, n); break;
+        case tcode::add_i: ATF_DETAIL_L(0)
+        case tcode::sub_i: ATF_DETAIL_L(1)
+        case tcode::mul_i: ATF_DETAIL_L(2)
+        case tcode::divc_i: ATF_DETAIL_L(3)
+        case tcode::floordiv_i: ATF_DETAIL_L(4)
+        case tcode::modpy_i: ATF_DETAIL_L(5)
+        case tcode::modc_i: ATF_DETAIL_L(6)
+        case tcode::lt_i: ATF_DETAIL_L(7)
+        case tcode::le_i: ATF_DETAIL_L(8)
+        case tcode::gt_i: ATF_DETAIL_L(9)
+        case tcode::ge_i: ATF_DETAIL_L(10)
+        case tcode::eq_i: ATF_DETAIL_L(11)
+        case tcode::ne_i: ATF_DETAIL_L(12)
+        case tcode::min_i: ATF_DETAIL_L(13)
+        default: ATF_DETAIL_L(14)
+#undef ATF_DETAIL_L
+      }
+    }
+    std::uint32_t out = 0;
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (col[0][i] != 0) idx[out++] = idx[i];
+    return out;
   }
 
   // Built on demand: only error messages need it.
@@ -488,6 +615,60 @@ class compiled_expr {
 
  private:
   static constexpr int kStack = 64;
+  static constexpr int kCols = 8;  // column-wise checking: stack depth and nesting of and/or
+
+  // Stack depth of the typed code, or more than kCols when it has an instruction that filter()
+  // does not run (floating point).
+  int batch_depth() const {
+    int sp = 0, most = 0;
+    for (const auto& in : tcode_) {
+      switch (in.c) {
+        case tcode::konst:
+        case tcode::slot:
+          ++sp;
+          break;
+        case tcode::and_jump_i:
+        case tcode::or_jump_i:
+          --sp;
+          break;
+        case tcode::lnot_i:
+        case tcode::tobool_i:
+        case tcode::neg_i:
+        case tcode::abs_i:
+        case tcode::nop:
+          break;
+        default:
+          if (in.c < tcode::add_i || in.c > tcode::max_i) return kCols + 1;
+          sp += 1 - (in.lm == kStk) - (in.rm == kStk);
+      }
+      most = std::max(most, sp);
+    }
+    return most;
+  }
+
+  template <int OP>
+  void lanes(std::int64_t* r, const std::int64_t* x, std::uint32_t xs, const std::int64_t* y,
+             std::uint32_t ys, std::uint32_t n) const {
+    if (xs && ys)
+      lanes<OP, 1, 1>(r, x, y, n);
+    else if (xs)
+      lanes<OP, 1, 0>(r, x, y, n);
+    else if (ys)
+      lanes<OP, 0, 1>(r, x, y, n);
+    else
+      lanes<OP, 0, 0>(r, x, y, n);
+  }
+  template <int OP, int XS, int YS>
+  void lanes(std::int64_t* r, const std::int64_t* x, const std::int64_t* y,
+             std::uint32_t n) const {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::int64_t a = x[XS ? i : 0], b = y[YS ? i : 0];
+      if constexpr (OP >= 3 && OP <= 6) {  // a lane test() might never reach must not trap
+        if (b == -1 && a == std::numeric_limits<std::int64_t>::min()) throw div_zero();
+      }
+      r[i] = int_apply<OP>(a, b);
+    }
+  }
 
   // Integer operation OP (the order of add_i .. max_i) on operands of kinds L and R.
   template <int OP>
@@ -976,7 +1157,7 @@ class compiled_expr {
   const std::size_t* name_slot_ = nullptr;     // only while compiling
   const char* type_ = nullptr;                       // only while compiling: each node's type
   std::vector<tinstr> tcode_;
-  bool typed_ = false, result_f_ = false;
+  bool typed_ = false, result_f_ = false, batch_ = false;
   std::vector<instr> code_;  // untyped code, only when the typed one cannot be made
   std::vector<num> consts_;
   int depth_ = 0, max_depth_ = 0;

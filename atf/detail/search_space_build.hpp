@@ -548,6 +548,47 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
     return true;
   };
 
+  // Appends to dst the values of level k that pass its constraints, in ascending order, and
+  // leaves the level's state as checking them one at a time would (at the last value). Levels
+  // whose constraints are all column-wise checkable run each expression once per chunk of
+  // values; should that throw, the level is checked again one value at a time, which reports
+  // the error exactly as before.
+  std::vector<char> batch(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& L = t.levels[k];
+    bool ok = L.lambdas.empty();
+    for (const auto* ce : L.exprs) ok &= ce->batchable();
+    batch[k] = ok;
+  }
+  auto pass_values = [&](state& s, std::size_t k, std::vector<std::uint32_t>& dst) {
+    const auto p = t.levels[k].param;
+    const auto nv = static_cast<std::uint32_t>(params_[p].values().size());
+    const std::size_t at = dst.size();
+    if (batch[k]) {
+      try {
+        constexpr std::uint32_t W = detail::compiled_expr::kLanes;
+        std::uint32_t idx[W];
+        for (std::uint32_t v0 = 0; v0 < nv; v0 += W) {
+          std::uint32_t c = std::min(W, nv - v0);
+          for (std::uint32_t i = 0; i < c; ++i) idx[i] = v0 + i;
+          for (const auto* ce : t.levels[k].exprs) {
+            if (c == 0) break;
+            c = ce->filter(s.slots.data(), p, params_[p].nums, idx, c);
+          }
+          dst.insert(dst.end(), idx, idx + c);
+        }
+        set_value(s, k, nv - 1);
+        return;
+      } catch (...) {
+        dst.resize(at);
+      }
+    }
+    for (std::uint32_t v = 0; v < nv; ++v) {
+      set_value(s, k, v);
+      if (check(s, k)) dst.push_back(v);
+    }
+  };
+
   // The values of level k that pass its constraints, from the cache when the level has one.
   struct span32 {
     const std::uint32_t* b = nullptr;
@@ -571,11 +612,7 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
     auto& e = lc.entries[key];
     if (!e.done) {
       e.offset = static_cast<std::uint32_t>(lc.pool.size());
-      const auto nv = static_cast<std::uint32_t>(params_[L.param].values().size());
-      for (std::uint32_t v = 0; v < nv; ++v) {
-        set_value(s, k, v);
-        if (check(s, k)) lc.pool.push_back(v);
-      }
+      pass_values(s, k, lc.pool);
       e.size = static_cast<std::uint32_t>(lc.pool.size()) - e.offset;
       e.done = true;
     }
@@ -595,14 +632,10 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
         vk.insert(vk.end(), cs.begin(), cs.end());
         return !cs.empty();
       }
-      bool any = false;
-      const auto nv = static_cast<std::uint32_t>(params_[L.param].values().size());
-      for (std::uint32_t v = 0; v < nv; ++v) {
-        set_value(s, k, v);
-        if (check(s, k)) vk.push_back(v), any = true;
-      }
+      const std::size_t before = vk.size();
+      pass_values(s, k, vk);
       s.cur[L.param] = nullptr;
-      return any;
+      return vk.size() != before;
     }
     bool any = false;
     auto visit = [&](std::uint32_t v) {

@@ -337,3 +337,29 @@ TEST_CASE("space generation in parallel equals sequential") {
   for (atf::index_t i = 0; i < s1.size(); i += 997) CHECK(s1.at(i) == s4.at(i));
   CHECK(s1.hash() == s4.hash());
 }
+
+TEST_CASE("column-wise level checks agree with one-at-a-time checks") {
+  // Wide ranges (several chunks of values), nested and/or, and a division that only
+  // short-circuiting keeps from dividing by zero (the column-wise check falls back).
+  atf::tp x("x", atf::interval<std::int64_t>(-70, 70));
+  atf::tp y("y", atf::interval<std::int64_t>(-3, 150));
+  auto brute = [&](auto pred) {
+    std::uint64_t n = 0;
+    for (std::int64_t a = -70; a <= 70; ++a)
+      for (std::int64_t b = -3; b <= 150; ++b) n += pred(a, b) ? 1 : 0;
+    return n;
+  };
+  const auto X = atf::param("x"), Y = atf::param("y");
+  atf::search_space s1({x, y}, {(Y == 0) || ((X / Y) % 3 == 1)});
+  CHECK(s1.size() == atf::index_t(brute([](std::int64_t a, std::int64_t b) {
+          return b == 0 || (a / b) % 3 == 1;
+        })));
+  atf::search_space s2({x, y}, {(X < 5 && (Y > 100 || -X > Y)) || -(X - Y) == 7 || X - Y == 7});
+  CHECK(s2.size() == atf::index_t(brute([](std::int64_t a, std::int64_t b) {
+          return (a < 5 && (b > 100 || -a > b)) || (a - b == 7 || b - a == 7);
+        })));
+  atf::tp z("z", atf::interval<std::int64_t>(0, 3));
+  atf::tp w("w", atf::interval<std::int64_t>(0, 80));
+  CHECK_THROWS_WITH_AS(atf::search_space({w, z}, {atf::param("w") % atf::param("z") == 0}),
+                       doctest::Contains("division by zero"), atf::error);
+}
