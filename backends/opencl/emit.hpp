@@ -28,20 +28,9 @@ class dialect final : public lower::c_dialect {
            "))) void ";
   }
   std::string func_qualifier() const override { return "static inline"; }
+  // OpenCL C's 64-bit integer is `long`; every other name is the C one.
   std::string type(scalar_type t) const override {
-    switch (t) {
-      case scalar_type::f32:
-        return "float";
-      case scalar_type::f64:
-        return "double";
-      case scalar_type::i32:
-        return "int";
-      case scalar_type::i64:
-        return "long";
-      case scalar_type::boolean:
-        return "bool";
-    }
-    return "?";
+    return t == scalar_type::i64 ? "long" : std::string(c_name(t));
   }
   std::string global_param(scalar_type t, bool is_const) const override {
     // bool is not allowed in kernel arguments: such buffers travel as uchar.
