@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // atf::tuner: runs a search technique over a search space with an evaluator until an abort
 // condition holds, logging every evaluation; a run restarted on the same log resumes without
-// measuring anything twice.
+// measuring anything twice. Start configurations, if given, are evaluated before the search.
 #pragma once
 
 #include <atf/abort/condition.hpp>
@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <concepts>
 #include <cstdint>
@@ -47,6 +48,9 @@ struct tuning_result {
   index_t space_size = 0;
   std::string space_hash;
   std::vector<std::pair<std::uint64_t, double>> improvements;  // (evaluations, best cost)
+  std::uint64_t starts_evaluated = 0;       // start configurations measured in this session
+  std::uint64_t starts_skipped = 0;         // start configurations not in the search space
+  std::vector<std::string> skipped_starts;  // "{configuration}: reason" for each of those
 
   // The "tuning" object of a parameter file.
   nlohmann::json tuning_json() const {
@@ -91,6 +95,13 @@ class tuner {
     progress_ = m;
     return *this;
   }
+  // Known-good configurations, evaluated first (unless already in the log); the technique then
+  // starts from the best point seen so far. Those not in the search space are skipped and listed
+  // in the result.
+  tuner& start_with(std::vector<configuration> starts) {
+    starts_ = std::move(starts);
+    return *this;
+  }
   // Called on the tuning thread after each evaluation is recorded.
   tuner& on_evaluation(std::function<void(const evaluation&)> f) {
     on_eval_ = std::move(f);
@@ -106,7 +117,27 @@ class tuner {
   std::optional<std::filesystem::path> log_;
   progress_mode progress_ = progress_mode::automatic;
   std::function<void(const evaluation&)> on_eval_;
+  std::vector<configuration> starts_;
 };
+
+namespace detail {
+
+// Why a configuration is not in the space, for the report of skipped start configurations.
+inline std::string why_not_in(const search_space& space, const configuration& c) {
+  for (const auto& n : space.names()) {
+    const value* v = c.find(n);
+    if (!v) return "no value for parameter '" + n + "'";
+    const auto& vals = space.values_of(n);
+    if (std::find(vals.begin(), vals.end(), *v) == vals.end())
+      return n + "=" + atf::to_string(*v) + " is not in its range";
+  }
+  for (const auto& [n, v] : c)
+    if (std::find(space.names().begin(), space.names().end(), n) == space.names().end())
+      return "unknown parameter '" + n + "'";
+  return "violates a constraint";
+}
+
+}  // namespace detail
 
 inline tuning_result tuner::tune(const search_space& space, const evaluator& ev) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -119,6 +150,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
 
   std::unordered_map<point, double, point_hash> seen;
   std::vector<double> improvement_times;
+  point best_point;
   tuning_status st;
   st.space_size = space.size();
   st.improvements = &res.improvements;
@@ -132,6 +164,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     if (valid && cost < st.best_cost) {
       st.best_cost = cost;
       res.best = cfg;
+      best_point = p;
       res.improvements.emplace_back(st.evaluations, cost);
       improvement_times.push_back(st.elapsed_s);
     }
@@ -237,6 +270,32 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     }
     return complete;
   };
+
+  // Start configurations first, in the order given; those already logged are not measured again.
+  if (!starts_.empty()) {
+    std::vector<point> todo;
+    std::unordered_map<point, char, point_hash> queued;
+    for (const auto& cfg : starts_) {
+      auto p = space.find(cfg);
+      if (!p) {
+        ++res.starts_skipped;
+        res.skipped_starts.push_back(cfg.to_string() + ": " + detail::why_not_in(space, cfg));
+        continue;
+      }
+      if (!seen.count(*p) && queued.emplace(*p, 1).second) todo.push_back(std::move(*p));
+    }
+    // In chunks within the budget: with valid_evaluations(n), invalid ones leave room for more.
+    const std::uint64_t before = res.measured;
+    for (std::size_t next = 0; next < todo.size() && !should_stop();) {
+      const auto n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(remaining(), todo.size() - next));
+      const auto first = todo.begin() + static_cast<std::ptrdiff_t>(next);
+      if (n == 0 || !evaluate({first, first + static_cast<std::ptrdiff_t>(n)})) break;
+      next += n;
+    }
+    res.starts_evaluated = res.measured - before;
+    if (st.valid > 0) technique_->suggest_start(best_point);
+  }
 
   while (!should_stop()) {
     if (technique_->finished()) {

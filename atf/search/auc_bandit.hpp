@@ -5,7 +5,9 @@
 // searches from random starting points waste their first evaluations far from anything good), and
 // afterwards every local arm (re)starts from the best configuration found so far whenever that
 // has improved since the arm last started from it; uniform random sampling is an arm too, so the
-// bandit keeps exploring when the local searches stall.
+// bandit keeps exploring when the local searches stall. A suggested start point (e.g. the best
+// of the tuner's start configurations) is asked once more to learn its cost (the tuner answers
+// from its cache), so it is the incumbent until something better is found.
 #pragma once
 
 #include <atf/search/pattern_search.hpp>
@@ -24,7 +26,8 @@ class auc_bandit final : public technique {
   // Default arms: simulated annealing, pattern search, Torczon (as in ATF) and random sampling.
   auc_bandit() : auc_bandit(default_arms()) {}
   // initial_samples: uniform random configurations before the arms take over (default
-  // max(10, 2 * dimensions)); restart_from_best: local arms restart from the incumbent.
+  // max(10, 2 * dimensions), a quarter of that (at least 4) once a start point is suggested);
+  // restart_from_best: local arms restart from the incumbent.
   explicit auc_bandit(std::vector<std::unique_ptr<technique>> arms, std::size_t window = 500,
                       double c = 0.05, std::optional<std::size_t> initial_samples = std::nullopt,
                       bool restart_from_best = true)
@@ -60,10 +63,24 @@ class auc_bandit final : public technique {
     started_from_.assign(arms_.size(), 0);
     told_ = 0;
     explore_ = initial_ ? *initial_ : std::max<std::size_t>(10, 2 * space.dimensions());
+    hint_.clear();
+  }
+
+  void suggest_start(const point& p) override {
+    for (auto& a : arms_) a->suggest_start(p);
+    hint_ = p;
+    // Good points are already known, so less uniform sampling is needed before the local arms.
+    if (!initial_) explore_ = std::min(explore_, std::max<std::size_t>(4, explore_ / 4));
   }
 
   std::vector<point> ask(std::size_t max_points) override {
     asked_.clear();
+    if (!hint_.empty()) {  // learn the hint's cost: tell() then makes it the incumbent
+      current_ = hint_asked;
+      asked_.push_back(std::move(hint_));
+      hint_.clear();
+      return asked_;
+    }
     if (told_ < explore_ || best_point_.empty()) {  // uniform exploration first
       current_ = arms_.size();
       const std::size_t k =
@@ -81,7 +98,7 @@ class auc_bandit final : public technique {
   }
 
   void tell(const std::vector<double>& costs) override {
-    told_ += costs.size();
+    if (current_ != hint_asked) told_ += costs.size();
     if (current_ < arms_.size()) arms_[current_]->tell(costs);
     for (std::size_t i = 0; i < costs.size(); ++i) {
       const double f = costs[i];
@@ -90,7 +107,7 @@ class auc_bandit final : public technique {
         best_ = f;
         if (i < asked_.size()) best_point_ = asked_[i], ++improvements_;
       }
-      if (current_ == arms_.size()) continue;  // exploration credits no arm
+      if (current_ >= arms_.size()) continue;  // exploration and the hint credit no arm
       history_.push_back({current_, better});
       if (history_.size() > window_) history_.pop_front();
     }
@@ -120,6 +137,7 @@ class auc_bandit final : public technique {
     return ties[std::uniform_int_distribution<std::size_t>(0, ties.size() - 1)(rng_)];
   }
 
+  static constexpr std::size_t hint_asked = std::numeric_limits<std::size_t>::max();
   struct use {
     std::size_t arm;
     bool improved;
@@ -132,7 +150,7 @@ class auc_bandit final : public technique {
   const search_space* space_ = nullptr;
   std::size_t explore_ = 0, told_ = 0;
   std::vector<point> asked_;
-  point best_point_;
+  point best_point_, hint_;
   std::uint64_t improvements_ = 0;
   std::vector<std::uint64_t> started_from_;
   std::mt19937_64 rng_;
