@@ -76,6 +76,9 @@ class dialect final : public lower::c_dialect {
   std::string vector_type(scalar_type t, int n) const override {
     return (t == scalar_type::f32 ? "float" : "int") + std::to_string(n);
   }
+  std::string local_vector_ptr(scalar_type t, int n) const override {
+    return vector_type(t, n) + "*";
+  }
   std::string vector_zero(scalar_type t, int n) const override {
     std::string z = t == scalar_type::f32 ? "0.0f" : "0", s;
     for (int k = 0; k < n; ++k) s += (k ? ", " : "") + z;

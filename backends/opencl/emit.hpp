@@ -81,6 +81,9 @@ class dialect final : public lower::c_dialect {
                           const std::string&) const override {
     throw internal_error("OpenCL 1.2 has no warp shuffles");
   }
+  std::string local_vector_ptr(scalar_type t, int n) const override {
+    return "__local " + vector_type(t, n) + "*";
+  }
   std::string vector_type(scalar_type t, int n) const override {
     return type(t) + std::to_string(n);
   }

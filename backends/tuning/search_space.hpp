@@ -12,6 +12,7 @@
 //   thr_map_d  CUDA thread axis of d (0 = x, 1 = y); dims on one axis fold, the last fastest
 //   cache_b, transpose_b, pad_b   shared-memory caching of input b and its tile layout
 //   thr_combine, blk_combine, vec
+//   prefetch   tiles of the next reduction step loaded into registers during this one
 // Every constraint that involves a few parameters is part of the space (so the tuner never sees
 // those violations). Whole-configuration resources - shared memory of all cached tiles together,
 // warp-shuffle lane layout - are checked by lower::check before compiling; a configuration that
@@ -143,8 +144,10 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                     can_cache && comp.inputs[b].rank >= 2 ? atf::set({int64_t{0}, int64_t{1}})
                                                           : atf::set({int64_t{0}}),
                     atf::constraint({cache}, only_cached));
+    // pad 4 keeps float4-aligned rows while breaking the bank pattern of transposed stores
     ps.emplace_back(name("pad", b),
-                    can_cache ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}),
+                    can_cache ? atf::set({int64_t{0}, int64_t{1}, int64_t{4}})
+                              : atf::set({int64_t{0}}),
                     atf::constraint({cache}, only_cached));
   }
 
@@ -168,6 +171,20 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                       return v == 1 || (c.get<int64_t>(rm) % v == 0 && c.get<int64_t>(st) == 0);
                     }));
   }
+  // prefetch: only with a reduction and some input cached in shared memory
+  std::vector<std::string> caches;
+  for (std::size_t b = 0; b < comp.inputs.size(); ++b)
+    if (lower::detail::accesses_share_coefficients(comp.inputs[b])) caches.push_back(name("cache", b));
+  if (reduces && !caches.empty())
+    ps.emplace_back("prefetch", atf::set({int64_t{0}, int64_t{1}}),
+                    atf::constraint(caches, [caches](int64_t v, const atf::partial_config& c) {
+                      if (v == 0) return true;
+                      for (auto& n : caches)
+                        if (c.get<int64_t>(n) == 1) return true;
+                      return false;
+                    }));
+  else
+    ps.emplace_back("prefetch", atf::set({int64_t{0}}));
   return ps;
 }
 
@@ -198,6 +215,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   c.thr_combine = lower::thread_combine(a.get<std::int64_t>("thr_combine"));
   c.blk_combine = lower::block_combine(a.get<std::int64_t>("blk_combine"));
   c.vec = a.get<std::int64_t>("vec");
+  c.prefetch = a.get<std::int64_t>("prefetch") != 0;
   return c;
 }
 

@@ -25,6 +25,7 @@
 
 #include <atf/atf.hpp>
 #include <backends/tuning/search_space.hpp>
+#include <backends/tuning/start_configurations.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/reference.hpp>
 #include <mdh/tensor.hpp>
@@ -43,6 +44,8 @@ struct tune_options {
   atf::progress_mode progress = atf::progress_mode::automatic;
   space_options space;
   std::uint64_t data_seed = 7;  // seed of the random inputs
+  // Measure start_configurations() first and search from the best of them.
+  bool start_configurations = true;
   const std::atomic<bool>* interrupt =
       nullptr;  // set (e.g. by SIGINT) to stop after the current step
 };
@@ -137,6 +140,12 @@ tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Targe
   }
   atf::tuner t;
   t.technique(make_technique(opt.technique)).seed(opt.seed).progress(opt.progress);
+  if (opt.start_configurations) {
+    std::vector<atf::configuration> starts;
+    for (auto& s : start_configurations(c, sizes, limits))
+      starts.push_back(to_space_configuration(s, c, sizes));
+    t.start_with(std::move(starts));
+  }
   if (limited) t.abort_when(stop);
   if (!opt.log.empty()) {
     if (opt.log.has_parent_path()) std::filesystem::create_directories(opt.log.parent_path());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -48,6 +49,8 @@ class c_dialect {
   // lvalue address `&x`, store of `values` to an address.
   virtual std::string vector_type(scalar_type t, int n) const = 0;
   virtual std::string vector_zero(scalar_type t, int n) const = 0;
+  // Pointer to such a vector in shared (local) memory.
+  virtual std::string local_vector_ptr(scalar_type t, int n) const = 0;
   virtual std::string vector_load(scalar_type t, int n, const std::string& addr) const = 0;
   virtual std::string vector_store(scalar_type t, int n, const std::string& addr,
                                    const std::vector<std::string>& values) const = 0;
@@ -494,38 +497,160 @@ class c_printer {
       }
   }
 
-  void print_copy(const smem_tile& t) {
+  // Vector width of a tile copy: 4 or 2 elements of a 4-byte type when every vector lies whole
+  // inside one row of the global buffer and starts 16 (8) bytes aligned, else 1. The box start
+  // along the last buffer dimension is an affine function of the S_d (see smem_tile): every term
+  // that can vary must be a multiple of the width.
+  int copy_width(const smem_tile& t) const {
     const global_buffer& g = p_.inputs[t.input];
-    const std::string T = std::to_string(t.input);
-    out_.line("{  // copy the block's part of " + p_.comp.inputs[t.input].name + " into " + t.name +
-              " (all threads, coalesced)");
+    const std::size_t last = t.extent.size() - 1;
+    if (size_of(g.type) != 4) return 1;
+    for (int V : {4, 2}) {
+      bool ok = t.extent[last] % V == 0 && g.shape[last] % V == 0 && t.base_const[last] % V == 0;
+      for (std::size_t d = 0; d < p_.dims.size() && ok; ++d) {
+        const std::int64_t cf = t.base_coeff[last][d];
+        if (cf == 0) continue;
+        const dim_plan& dp = p_.dims[d];
+        ok = (dp.blk == 1 || (cf * dp.chunk) % V == 0) && (dp.n_sm == 1 || (cf * dp.t_sm) % V == 0) &&
+             (dp.role == dim_role::reduce || dp.n_rm == 1 || (cf * dp.rm_step) % V == 0);
+      }
+      if (ok) return V;
+    }
+    return 1;
+  }
+  // The tile stores a vector in one piece when its rows keep the buffer's last dimension
+  // innermost and stay aligned.
+  bool copy_store_vector(const smem_tile& t, int V) const {
+    const std::size_t last = t.extent.size() - 1;
+    if (V == 1 || t.order[last] != last) return false;
+    for (std::size_t k = 0; k < last; ++k)
+      if (t.stride[k] % V != 0) return false;
+    return (t.offset_bytes % (4 * V)) == 0;
+  }
+  // Per-thread copy slots of a tile when copies are staged in registers (prefetch).
+  std::int64_t copy_slots(const smem_tile& t) const {
+    return ceil_div(t.box_elements / copy_width(t), p_.threads);
+  }
+
+  // Emits the coordinates of vector `f` of tile t (u_k in the tile, g_k in the buffer) and
+  // returns {guard, global index, tile index}; `tb` names the box start variables.
+  std::array<std::string, 3> copy_element(const smem_tile& t, int V, const std::string& f,
+                                          const std::string& tag) {
+    const global_buffer& g = p_.inputs[t.input];
     const std::size_t rank = t.extent.size();
-    for (std::size_t k = 0; k < rank; ++k)
+    std::vector<std::int64_t> ext = t.extent;
+    ext[rank - 1] /= V;
+    std::int64_t w = 1;
+    std::vector<std::int64_t> W(rank);
+    for (std::size_t k = rank; k-- > 0;) W[k] = w, w *= ext[k];
+    std::string guard, gidx, sidx;
+    for (std::size_t k = 0; k < rank; ++k) {
+      std::string K = std::to_string(k), u = "u" + K + tag, gg = "g" + K + tag;
+      std::string e = W[k] == 1 ? f : "(" + f + ") / " + detail::num(W[k]);
+      if (k > 0) e = "(" + e + ") % " + detail::num(ext[k]);
+      if (k + 1 == rank && V > 1) e = "(" + e + ") * " + detail::num(V);
+      out_.line("const int " + u + " = " + e + ";");
+      out_.line("const idx_t " + gg + " = tb" + K + " + " + u + ";");
+      guard += (guard.empty() ? "" : " && ") +
+               (gg + " >= 0 && " + gg + " < " + detail::num(g.shape[k]));
+      gidx += (gidx.empty() ? "" : " + ") + (gg + " * " + detail::num(g.stride[k]));
+      sidx += (sidx.empty() ? "" : " + ") + (u + " * " + detail::num(t.stride[k]));
+    }
+    return {guard, gidx, sidx};
+  }
+
+  void print_box_start(const smem_tile& t) {
+    for (std::size_t k = 0; k < t.extent.size(); ++k)
       out_.line("const idx_t tb" + std::to_string(k) + " = " +
                 affine_expr(t.base_coeff[k], t.base_const[k],
                             [](std::size_t d) { return "S" + std::to_string(d); }) +
                 ";");
-    out_.line("for (int f = tid; f < " + detail::num(t.box_elements) +
-              "; f += " + detail::num(p_.threads) + ") {");
-    std::int64_t w = 1;
-    std::vector<std::int64_t> W(rank);
-    for (std::size_t k = rank; k-- > 0;) W[k] = w, w *= t.extent[k];
-    std::string guard, gidx, sidx;
-    for (std::size_t k = 0; k < rank; ++k) {
-      std::string K = std::to_string(k);
-      std::string u = W[k] == 1 ? "f" : "f / " + detail::num(W[k]);
-      if (k > 0) u = "(" + u + ") % " + detail::num(t.extent[k]);
-      out_.line("const int u" + K + " = " + u + ";");
-      out_.line("const idx_t g" + K + " = tb" + K + " + u" + K + ";");
-      guard += (guard.empty() ? "" : " && ") +
-               ("g" + K + " >= 0 && g" + K + " < " + detail::num(g.shape[k]));
-      gidx += (gidx.empty() ? "" : " + ") + ("g" + K + " * " + detail::num(g.stride[k]));
-      sidx += (sidx.empty() ? "" : " + ") + ("u" + K + " * " + detail::num(t.stride[k]));
+  }
+
+  // `value` (a vector of V elements, or a scalar) into the tile at `sidx`.
+  void print_tile_store(const smem_tile& t, int V, const std::string& sidx,
+                        const std::string& value) {
+    if (V == 1) {
+      out_.line(t.name + "[" + sidx + "] = " + value + ";");
+    } else if (copy_store_vector(t, V)) {
+      out_.line("*(" + d_.local_vector_ptr(p_.inputs[t.input].type, V) + ")&" + t.name + "[" +
+                sidx + "] = " + value + ";");
+    } else {
+      const std::string step = detail::num(t.stride[t.extent.size() - 1]);
+      for (int l = 0; l < V; ++l)
+        out_.line(t.name + "[" + sidx + " + " + std::to_string(l) + " * " + step + "] = " + value +
+                  "." + "xyzw"[l] + ";");
     }
-    out_.line(t.name + "[" + sidx + "] = (" + guard + ") ? " + g.name + "[" + gidx + "] : (" +
-              d_.type(g.type) + ")0;");
+  }
+
+  std::string copy_load(const smem_tile& t, int V, const std::array<std::string, 3>& x) const {
+    const global_buffer& g = p_.inputs[t.input];
+    if (V == 1)
+      return "(" + x[0] + ") ? " + g.name + "[" + x[1] + "] : (" + d_.type(g.type) + ")0";
+    return "(" + x[0] + ") ? " + d_.vector_load(g.type, V, "&" + g.name + "[" + x[1] + "]") +
+           " : " + d_.vector_zero(g.type, V);
+  }
+
+  // The whole copy of tile t, straight from global to shared memory.
+  void print_copy(const smem_tile& t) {
+    const int V = copy_width(t);
+    out_.line("{  // copy the block's part of " + p_.comp.inputs[t.input].name + " into " + t.name +
+              " (all threads, coalesced" + (V > 1 ? ", " + detail::num(V) + "-element vectors" : "") +
+              ")");
+    print_box_start(t);
+    out_.line("for (int f = tid; f < " + detail::num(t.box_elements / V) +
+              "; f += " + detail::num(p_.threads) + ") {");
+    auto x = copy_element(t, V, "f", "");
+    std::string T = V == 1 ? d_.type(p_.inputs[t.input].type)
+                           : d_.vector_type(p_.inputs[t.input].type, V);
+    out_.line("const " + T + " w = " + copy_load(t, V, x) + ";");
+    print_tile_store(t, V, x[2], "w");
     out_.line("}");
-    (void)T;
+    out_.line("}");
+  }
+
+  // Prefetch, first half: this thread's slots of tile t into registers pf<input>[].
+  void print_copy_to_registers(const smem_tile& t) {
+    const int V = copy_width(t);
+    const std::int64_t n = t.box_elements / V, slots = copy_slots(t);
+    const std::string P = "pf" + std::to_string(t.input);
+    out_.line("{  // " + p_.comp.inputs[t.input].name + ": the next tile into registers");
+    print_box_start(t);
+    pragma_unroll();
+    out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
+    out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
+    auto x = copy_element(t, V, "f", "");
+    std::string load = copy_load(t, V, x);
+    if (slots * p_.threads > n) load = "f < " + detail::num(n) + " ? (" + load + ") : " +
+                                       P + "[c]";
+    out_.line(P + "[c] = " + load + ";");
+    out_.line("}");
+    out_.line("}");
+  }
+
+  // Prefetch, second half: the registers pf<input>[] into tile t.
+  void print_registers_to_tile(const smem_tile& t) {
+    const int V = copy_width(t);
+    const std::int64_t n = t.box_elements / V, slots = copy_slots(t);
+    out_.line("{  // " + p_.comp.inputs[t.input].name + ": registers into " + t.name);
+    pragma_unroll();
+    out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
+    out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
+    std::vector<std::int64_t> ext = t.extent;
+    ext.back() /= V;
+    std::int64_t w = 1;
+    std::string sidx;
+    for (std::size_t k = ext.size(); k-- > 0;) {
+      std::string u = w == 1 ? "f" : "(f / " + detail::num(w) + ")";
+      if (k > 0) u += " % " + detail::num(ext[k]);
+      if (k + 1 == ext.size() && V > 1) u = "(" + u + ") * " + detail::num(V);
+      sidx = "(" + u + ") * " + detail::num(t.stride[k]) + (sidx.empty() ? "" : " + " + sidx);
+      w *= ext[k];
+    }
+    if (slots * p_.threads > n) out_.line("if (f < " + detail::num(n) + ") {");
+    print_tile_store(t, V, sidx, "pf" + std::to_string(t.input) + "[c]");
+    if (slots * p_.threads > n) out_.line("}");
+    out_.line("}");
     out_.line("}");
   }
 
@@ -649,23 +774,64 @@ class c_printer {
       out_.line("acc" + std::to_string(r) +
                 "[a] = " + (red ? identity(r) : "(" + d_.type(p_.acc_type(r)) + ")0") + ";");
     out_.line("}");
-    for (auto j : p_.reduce_dims)
-      open_loop("s" + std::to_string(j), p_.dims[j].n_sm, false,
-                "sm tiles of the reduction dimension " + p_.dims[j].name);
-    for (auto j : p_.reduce_dims) {
-      const auto& d = p_.dims[j];
-      std::string J = std::to_string(j);
-      out_.line("const idx_t S" + J + " = b" + J + " * " + detail::num(d.chunk) + " + s" + J +
-                " * " + detail::num(d.t_sm) + ";");
+    // The sm tiles of all reduction dimensions as one loop (row-major over them), so that a
+    // prefetch can name "the next tile".
+    std::int64_t n_tiles = 1;
+    for (auto j : p_.reduce_dims) n_tiles *= p_.dims[j].n_sm;
+    auto print_tile_coords = [&](const std::string& st, const char* s_name) {
+      std::int64_t w = 1;
+      for (std::size_t i = p_.reduce_dims.size(); i-- > 0;) {
+        const std::size_t j = p_.reduce_dims[i];
+        const auto& d = p_.dims[j];
+        std::string J = std::to_string(j), sv = w == 1 ? st : "(" + st + ") / " + detail::num(w);
+        if (w * d.n_sm != n_tiles) sv = "(" + sv + ") % " + detail::num(d.n_sm);
+        if (d.n_sm == 1) sv = "0";
+        out_.line("const int " + std::string(s_name) + J + " = " + sv + ";");
+        out_.line("const idx_t S" + J + " = b" + J + " * " + detail::num(d.chunk) + " + " + s_name +
+                  J + " * " + detail::num(d.t_sm) + ";");
+        w *= d.n_sm;
+      }
+    };
+    const bool prefetch = p_.prefetch && !p_.tiles.empty() && !p_.reduce_dims.empty();
+    if (prefetch) {
+      out_.line("// ---- prefetch: each tile is loaded into registers one tile ahead");
+      for (auto& t : p_.tiles) {
+        const int V = copy_width(t);
+        const auto T = p_.inputs[t.input].type;
+        out_.line((V == 1 ? d_.type(T) : d_.vector_type(T, V)) + " pf" + std::to_string(t.input) +
+                  "[" + detail::num(copy_slots(t)) + "];");
+      }
+      out_.line("{");
+      print_tile_coords("0", "sn");
+      for (auto& t : p_.tiles) print_copy_to_registers(t);
+      out_.line("}");
+    }
+    if (!p_.reduce_dims.empty()) {
+      if (!d_.no_unroll().empty()) out_.line(d_.no_unroll());
+      out_.line("for (int st = 0; st < " + detail::num(n_tiles) +
+                "; ++st) {  // sm tiles of the reduction dimensions");
+      print_tile_coords("st", "s");
     }
     if (!p_.tiles.empty()) {
       out_.line("// ---- cooperative copies into shared memory");
       out_.line(d_.barrier());
-      for (auto& t : p_.tiles) print_copy(t);
+      for (auto& t : p_.tiles) prefetch ? print_registers_to_tile(t) : print_copy(t);
       out_.line(d_.barrier());
+      if (prefetch) {
+        out_.line("if (st + 1 < " + detail::num(n_tiles) + ") {  // the next tile's loads, in flight during the computation");
+        print_tile_coords("st + 1", "sn");
+        for (auto& t : p_.tiles) print_copy_to_registers(t);
+        out_.line("}");
+      }
     }
+    // The rm steps of the reduction are unrolled when the unrolled code stays small: the
+    // shared-memory loads of consecutive steps then overlap.
+    std::int64_t body = 1, steps = 1;
+    for (auto& d : p_.dims) body *= d.t_rm;
+    for (auto j : p_.reduce_dims) steps *= p_.dims[j].n_rm;
     for (auto j : p_.reduce_dims)
-      open_loop("q" + std::to_string(j), p_.dims[j].n_rm, false, "rm steps of " + p_.dims[j].name);
+      open_loop("q" + std::to_string(j), p_.dims[j].n_rm, steps * body <= 2048,
+                "rm steps of " + p_.dims[j].name);
     // ---- register loops: reduce dims outermost, then the outer product over ++/ps dims
     std::vector<std::size_t> reg = p_.reduce_dims;
     reg.insert(reg.end(), outer.begin(), outer.end());
@@ -735,7 +901,7 @@ class c_printer {
     out_.line("}");
     for (std::size_t j = 0; j < reg.size() + (vp ? 1 : 0); ++j) out_.line("}");
     for (std::size_t j = 0; j < p_.reduce_dims.size(); ++j) out_.line("}");  // rm steps
-    for (std::size_t j = 0; j < p_.reduce_dims.size(); ++j) out_.line("}");  // sm tiles
+    if (!p_.reduce_dims.empty()) out_.line("}");  // sm tiles
     if (p_.thread_combine_needed) print_thread_combine();
     if (!p_.scan_dims.empty()) print_scan(outer, carry_n);
     print_write(outer);

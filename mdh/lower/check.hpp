@@ -15,7 +15,8 @@ namespace mdh::lower {
 
 // Limits on generated code size that keep registers from spilling (see docs/lowering.md).
 inline constexpr std::int64_t max_accumulators = 256;  // acc_count * results per thread
-inline constexpr std::int64_t max_unrolled = 1024;     // product of all t_rm (unrolled body copies)
+inline constexpr std::int64_t max_unrolled = 1024;
+inline constexpr std::int64_t max_prefetch_registers = 64;  // staged tile elements per thread     // product of all t_rm (unrolled body copies)
 
 namespace detail {
 [[noreturn]] inline void violated(const std::string& param, const std::string& rule,
@@ -161,6 +162,17 @@ inline void check(const config& cfg, const ir::computation& comp,
   if (p.blk_combine == block_combine_kind::atomic && !detail::atomic_supported(comp, limits))
     violated("blk_combine", "atomics need add/mul/max/min on 32-bit types (64-bit on CUDA)",
              "operator '" + comp.reduction.name + "'");
+  if (cfg.prefetch) {
+    if (p.tiles.empty() || p.reduce_dims.empty())
+      violated("prefetch", "prefetch needs a cached input and a reduction dimension",
+               p.tiles.empty() ? "no input is cached in shared memory" : "no reduction dimension");
+    // The staged tile elements live in registers next to the accumulators.
+    std::int64_t staged = 0;
+    for (auto& t : p.tiles) staged += ceil_div(t.box_elements, p.threads);
+    if (staged > max_prefetch_registers)
+      violated("prefetch", "prefetched elements per thread <= " + v(max_prefetch_registers),
+               v(staged) + " (tile elements / threads, over all cached inputs)");
+  }
   if (cfg.vec > 1) {
     // Vector stores along the innermost concatenation dimension d: blocked, t_rm a multiple.
     if (p.concat_dims.empty())

@@ -50,6 +50,9 @@ struct config {
   thread_combine thr_combine = thread_combine::shared_tree;  // thr_combine
   block_combine blk_combine = block_combine::second_kernel;  // blk_combine
   std::int64_t vec = 1;  // vec: vector width of output stores along the innermost dimension
+  // prefetch: the shared-memory tiles of the next reduction step are loaded into registers
+  // while the current one is computed on (hides global-memory latency).
+  bool prefetch = false;
   friend bool operator==(const config&, const config&) = default;
 };
 
@@ -80,6 +83,7 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
   m["thr_combine"] = std::int64_t(c.thr_combine);
   m["blk_combine"] = std::int64_t(c.blk_combine);
   m["vec"] = c.vec;
+  m["prefetch"] = c.prefetch;
   return m;
 }
 
@@ -115,6 +119,8 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
   c.thr_combine = thread_combine(get("thr_combine"));
   c.blk_combine = block_combine(get("blk_combine"));
   c.vec = get("vec");
+  // Added after the first parameter files were written: absent means off.
+  if (m.count("prefetch")) c.prefetch = get("prefetch") != 0;
   if (used != m.size()) {
     for (auto& [n, v] : m)
       if (!to_map(c).count(n)) throw error("configuration: unknown parameter '" + n + "'");

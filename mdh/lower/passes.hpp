@@ -147,6 +147,7 @@ inline void cache_inputs(kernel_plan& p) {
 inline void combines(kernel_plan& p) {
   p.thread_combine_needed = p.red_threads > 1;
   p.thr_combine = p.cfg.thr_combine;
+  p.prefetch = p.cfg.prefetch;
   p.scratch_bytes = 0;
   if (p.thread_combine_needed && p.thr_combine == thread_combine::shared_tree) {
     for (std::size_t r = 0; r < p.results(); ++r) {

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+// Start configurations: a few configurations of the generic template that experience says are
+// good for the shape of a computation, measured before the search (atf::tuner::start_with).
+// The search space is huge and mostly slow for products (a random point rarely has a register
+// tile, cached operands and a block size that fills the device at the same time); starting the
+// local search from the best of these finds fast kernels within seconds instead of hours.
+//
+// The shapes recognised, from the computation alone (no operator names):
+//   product   a reduction and an input that does not depend on one of the two innermost
+//             concatenation dimensions (it is reused across them): 2-D register tiles
+//             (thread tile x threads per block), both operands cached in shared memory, the
+//             one whose last index is the reduction transposed, prefetch, vector stores; split
+//             over blocks along the reduction when the tiles alone give too few blocks.
+//   streaming everything else: vector (or thread-strided) accesses along the innermost
+//             dimension, the rest of the block on the next dimension, reductions split over
+//             threads and, when the output is small, over blocks.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include <atf/configuration.hpp>
+#include <backends/tuning/search_space.hpp>
+#include <mdh/ir/computation.hpp>
+#include <mdh/lower/check.hpp>
+#include <mdh/lower/config.hpp>
+#include <mdh/lower/device_limits.hpp>
+
+namespace mdh::tuning {
+
+// The configuration of make_parameters' space that to_config maps to `c` (the inverse of
+// to_config); values outside the space's sets make atf's search_space::find return nothing.
+inline atf::configuration to_space_configuration(const lower::config& c,
+                                                 const ir::computation& comp,
+                                                 const std::vector<std::int64_t>& sizes) {
+  using detail::name;
+  atf::configuration a;
+  for (std::size_t d = 0; d < comp.rank(); ++d) {
+    const auto& x = c.dims[d];
+    const std::int64_t step = x.thr * x.t_rm, chunk = lower::ceil_div(sizes[d], x.blk);
+    const std::int64_t whole = lower::ceil_div(chunk, step) * step;
+    a.set(name("thr", d), x.thr);
+    a.set(name("t_rm", d), x.t_rm);
+    a.set(name("blk", d), x.blk);
+    a.set(name("sm_mult", d), x.t_sm == whole ? std::int64_t{0} : x.t_sm / step);
+    a.set(name("strided", d), std::int64_t{x.strided});
+    a.set(name("thr_map", d), std::int64_t{x.thr_map});
+  }
+  for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
+    a.set(name("cache", b), std::int64_t(c.inputs[b].cache));
+    a.set(name("transpose", b), std::int64_t{c.inputs[b].transpose});
+    a.set(name("pad", b), c.inputs[b].pad);
+  }
+  a.set("thr_combine", std::int64_t(c.thr_combine));
+  a.set("blk_combine", std::int64_t(c.blk_combine));
+  a.set("vec", c.vec);
+  a.set("prefetch", std::int64_t{c.prefetch});
+  return a;
+}
+
+namespace detail {
+
+inline bool uses(const ir::buffer& b, std::size_t d) {
+  for (auto& a : b.accesses)
+    for (auto& ix : a.index)
+      if (ix.coeff[d] != 0) return true;
+  return false;
+}
+
+inline std::int64_t pow2_floor(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+// Threads and register tile of one dimension shrunk so that one block step does not exceed
+// twice the dimension's size (a 128-wide tile over 10 elements wastes 92 % of the block).
+inline void fit(std::int64_t n, std::int64_t& thr, std::int64_t& t_rm) {
+  while (thr * t_rm >= 2 * n && t_rm > 1) t_rm /= 2;
+  while (thr * t_rm >= 2 * n && thr > 1) thr /= 2;
+}
+
+// One dimension walked by blocks of `thr` threads taking `t_rm` elements each per step, the
+// step being the shared-memory tile (sm_mult = 1), as many blocks as steps fit.
+inline void tile_dim(lower::dim_config& x, std::int64_t n, std::int64_t thr, std::int64_t t_rm,
+                     int axis, bool strided = false) {
+  x.thr = thr, x.t_rm = t_rm, x.t_sm = thr * t_rm, x.strided = strided, x.thr_map = axis;
+  x.blk = lower::ceil_div(n, x.t_sm);
+  x.blk_map = 0;
+}
+
+// Blocks along dimension d so that a chunk is walked in whole steps: chunk = ceil(n / blk),
+// the sm tile the whole chunk (sm_mult = 0 in the space).
+inline void split_dim(lower::dim_config& x, std::int64_t n, std::int64_t blk) {
+  x.blk = std::max<std::int64_t>(1, std::min(blk, n));
+  const std::int64_t step = x.thr * x.t_rm, chunk = lower::ceil_div(n, x.blk);
+  x.t_sm = lower::ceil_div(chunk, step) * step;
+}
+
+inline std::int64_t block_count(const lower::config& c) {
+  std::int64_t b = 1;
+  for (auto& x : c.dims) b *= x.blk;
+  return b;
+}
+
+}  // namespace detail
+
+// The start configurations of `comp` at `sizes`: each passes lower::check for `limits`.
+inline std::vector<lower::config> start_configurations(const ir::computation& comp,
+                                                       const std::vector<std::int64_t>& sizes,
+                                                       const lower::device_limits& limits) {
+  using std::int64_t;
+  using detail::pow2_floor;
+  std::vector<lower::config> out;
+  const std::size_t D = comp.rank();
+  std::vector<std::size_t> concat, reduce;
+  for (std::size_t d = 0; d < D; ++d) {
+    if (comp.dims[d].combine == ir::combine_kind::prefix_sum) return out;  // scans: no rules
+    (comp.is_reduction(d) ? reduce : concat).push_back(d);
+  }
+  const int64_t sms = std::max(limits.sm_count, 1);
+  const int64_t max_thr = std::min<int64_t>(limits.max_threads_per_block, 1024);
+  auto keep = [&](const lower::config& c) {
+    try {
+      lower::check(c, comp, sizes, limits);
+    } catch (const error&) {
+      return;
+    }
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  auto base = [&] {
+    lower::config c;
+    c.dims.resize(D);
+    c.inputs.resize(comp.inputs.size());
+    for (std::size_t d = 0; d < D; ++d) {
+      c.dims[d].blk = sizes[d];  // one block per element unless a rule below says otherwise
+      c.dims[d].t_sm = 1;
+      c.dims[d].thr_map = 0;
+    }
+    for (auto d : reduce) c.dims[d].blk = 1, c.dims[d].t_sm = sizes[d];
+    c.blk_combine = lower::block_combine::second_kernel;
+    return c;
+  };
+  // Splits the reduction dimension r over blocks until the grid holds ~2 blocks per SM; both
+  // ways of combining the blocks' partial results.
+  auto with_split = [&](lower::config c, std::size_t r) {
+    keep(c);
+    const int64_t blocks = detail::block_count(c);
+    if (blocks >= 2 * sms) return;
+    const int64_t want = pow2_floor(std::max<int64_t>(1, 2 * sms / blocks));
+    for (int64_t f : {want, 2 * want}) {
+      lower::config s = c;
+      detail::split_dim(s.dims[r], sizes[r], f);
+      s.blk_combine = lower::block_combine::second_kernel;
+      keep(s);
+      s.blk_combine = lower::block_combine::atomic;
+      keep(s);
+    }
+  };
+
+  // At most this many: a start costs one evaluation (an NVRTC compile and a measurement).
+  constexpr std::size_t max_starts = 64;
+  auto thin = [&] {
+    if (out.size() <= max_starts) return out;
+    std::vector<lower::config> t;
+    for (std::size_t k = 0; k < max_starts; ++k) t.push_back(out[k * out.size() / max_starts]);
+    return t;
+  };
+
+  // ---- products
+  bool product = !reduce.empty() && concat.size() >= 2;
+  if (product) {
+    const std::size_t i = concat[concat.size() - 2], j = concat.back();
+    bool reused = false;
+    for (auto& b : comp.inputs) reused = reused || !detail::uses(b, i) || !detail::uses(b, j);
+    product = reused;
+  }
+  if (product) {
+    const std::size_t i = concat[concat.size() - 2], j = concat.back(), k = reduce.back();
+    struct shape {
+      int64_t ti, tj, ri, rj;
+    };
+    const shape shapes[] = {{16, 16, 8, 8}, {16, 16, 4, 8}, {16, 16, 8, 4}, {16, 16, 4, 4},
+                            {8, 16, 4, 4},  {16, 8, 4, 4},  {8, 8, 4, 4},   {8, 32, 2, 4}};
+    for (const shape& sh : shapes)
+      for (int64_t kt : {16, 32, 8}) {
+        lower::config c = base();
+        int64_t ti = sh.ti, tj = sh.tj, ri = sh.ri, rj = sh.rj;
+        detail::fit(sizes[i], ti, ri);
+        detail::fit(sizes[j], tj, rj);
+        detail::tile_dim(c.dims[i], sizes[i], ti, ri, 1);
+        detail::tile_dim(c.dims[j], sizes[j], tj, rj, 0);
+        // the reduction: a register tile of up to 8 steps, kt elements per shared tile
+        auto& x = c.dims[k];
+        x.thr = 1, x.t_rm = std::min<int64_t>(8, pow2_floor(sizes[k]));
+        x.t_sm = std::min(kt, sizes[k]);
+        if (x.t_sm % x.t_rm != 0) x.t_sm = x.t_rm;
+        for (auto r : reduce)
+          if (r != k) c.dims[r].t_sm = sizes[r];  // other reductions: whole (e.g. a filter)
+        bool any_cached = false;
+        for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
+          const auto& buf = comp.inputs[b];
+          if (!lower::detail::accesses_share_coefficients(buf)) continue;
+          if (detail::uses(buf, i) && detail::uses(buf, j)) continue;  // no reuse: stream it
+          c.inputs[b].cache = lower::cache_kind::shared;
+          // the operand whose rows run along the reduction is stored reduction-major, so a
+          // thread's register tile reads consecutive shared-memory words
+          const auto& last = buf.accesses[0].index.back();
+          c.inputs[b].transpose = buf.rank >= 2 && last.coeff[k] != 0 && last.coeff[j] == 0;
+          any_cached = true;
+        }
+        c.prefetch = any_cached;
+        c.vec = rj % 4 == 0 ? 4 : 1;
+        with_split(c, k);
+        c.prefetch = false;
+        if (kt == 16) keep(c);
+      }
+    return thin();
+  }
+
+  // ---- streaming (memory-bound) computations
+  const std::size_t inner = D - 1;
+  if (!comp.is_reduction(inner)) {
+    // innermost ++ dimension on x with vectors; the rest of the block on the next dimension
+    const std::size_t j = inner;
+    for (int64_t tj : {64, 128, 256, 32})
+      for (int64_t rj : {4, 8, 1}) {
+        for (int64_t block : {256, 512}) {
+          lower::config c = base();
+          int64_t t = std::min(tj, max_thr), r = rj;
+          detail::fit(sizes[j], t, r);
+          detail::tile_dim(c.dims[j], sizes[j], t, r, 0);
+          c.vec = r % 4 == 0 ? 4 : r % 2 == 0 ? 2 : 1;
+          std::size_t next = D;
+          for (std::size_t d = j; d-- > 0;)
+            if (sizes[d] > 1) {
+              next = d;
+              break;
+            }
+          if (next < D) {
+            int64_t ty = std::max<int64_t>(1, block / t), ry = 1;
+            detail::fit(sizes[next], ty, ry);
+            detail::tile_dim(c.dims[next], sizes[next], ty, ry, 1);
+            if (comp.is_reduction(next)) {
+              // a column reduction: threads on y combine, blocks split the rest
+              c.dims[next].blk = 1;
+              c.dims[next].t_sm = lower::ceil_div(sizes[next], ty) * ty;
+              with_split(c, next);
+              continue;
+            }
+          }
+          keep(c);
+        }
+      }
+    return thin();
+  }
+  // innermost dimension a reduction: threads (and maybe blocks) along it, coalesced (strided)
+  const std::size_t k = inner;
+  for (int64_t tk : {32, 128, 256, 512, 1024})
+    for (int64_t rk : {4, 8, 1}) {
+      lower::config c = base();
+      int64_t t = std::min(tk, max_thr), r = rk;
+      detail::fit(sizes[k], t, r);
+      auto& x = c.dims[k];
+      x.thr = t, x.t_rm = r, x.strided = true, x.thr_map = 0;
+      x.blk = 1, x.t_sm = lower::ceil_div(sizes[k], t * r) * t * r;
+      c.thr_combine =
+          t <= limits.warp_size && limits.cuda ? lower::thread_combine::warp_shuffle
+                                               : lower::thread_combine::shared_tree;
+      if (!concat.empty() && t < 256) {
+        // more output points per block on y
+        const std::size_t i = concat.back();
+        int64_t ti = 256 / t, ri = 1;
+        detail::fit(sizes[i], ti, ri);
+        detail::tile_dim(c.dims[i], sizes[i], ti, ri, 1);
+      }
+      with_split(c, k);
+    }
+  return thin();
+}
+
+}  // namespace mdh::tuning
