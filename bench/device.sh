@@ -7,6 +7,7 @@
 #   bench  - our kernels (parameter files in params/h200) and the peers in the same run, then
 #            bench/RESULTS.md and a short table
 # usage: OUT=dir bash bench/device.sh tests tune bench      (OUT defaults to ./device-out)
+# COMMIT=hash names the commit in RESULTS.md (the device copy's .git may be older than the tree)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
@@ -80,9 +81,11 @@ for m in "${modes[@]}"; do
     stamp "report"
     python3 bench/report.py --ours "$OUT/ours.json" --vendor "$OUT/vendor.json" \
       --frameworks "$OUT/frameworks.json" --out "$OUT/RESULTS.md" \
-      --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" >"$OUT/report.log" 2>&1 ||
+      --commit "${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$OUT/report.log" 2>&1 ||
       tail -20 "$OUT/report.log"
-    summary+=("bench: \$OUT/RESULTS.md")
+    # the call returns a limited number of files: the raw outputs travel as one archive
+    (cd "$OUT" && tar czf raw.tgz --remove-files $(ls ours.* vendor* frameworks* peers.log report.log 2>/dev/null))
+    summary+=("bench: \$OUT/RESULTS.md, raw outputs in \$OUT/raw.tgz")
     ;;
   *) echo "unknown mode $m"; exit 2 ;;
   esac
