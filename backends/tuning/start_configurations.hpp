@@ -266,9 +266,8 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
       auto& x = c.dims[k];
       x.thr = t, x.t_rm = r, x.strided = true, x.thr_map = 0;
       x.blk = 1, x.t_sm = lower::ceil_div(sizes[k], t * r) * t * r;
-      c.thr_combine =
-          t <= limits.warp_size && limits.cuda ? lower::thread_combine::warp_shuffle
-                                               : lower::thread_combine::shared_tree;
+      c.thr_combine = limits.cuda ? lower::thread_combine::warp_shuffle
+                                  : lower::thread_combine::shared_tree;
       if (!concat.empty() && t < 256) {
         // more output points per block on y
         const std::size_t i = concat.back();

@@ -915,26 +915,66 @@ class c_printer {
     const std::string acc_n = detail::num(p_.acc_count);
     const std::int64_t R = p_.red_threads;
     if (p_.thr_combine == thread_combine::warp_shuffle && d_.has_shuffle()) {
+      // The R reduction threads are the fastest lanes (check.hpp): shuffles within a warp;
+      // for R > 32 each warp's total then goes through shared memory to the group's first warp.
+      const std::int64_t W = R > p_.limits.warp_size ? R / p_.limits.warp_size : 1;
+      const std::int64_t in_warp = W > 1 ? p_.limits.warp_size : R;
+      auto shuffle_steps = [&](std::int64_t from) {
+        pragma_unroll();
+        out_.line("for (int off = " + detail::num(from / 2) + "; off > 0; off >>= 1) {");
+        pragma_unroll();
+        out_.line("for (int a = 0; a < " + acc_n + "; ++a) {");
+        std::string c = "mdh_combine(";
+        for (std::size_t r = 0; r < m; ++r) {
+          std::string R_ = std::to_string(r);
+          out_.line("const " + d_.type(p_.acc_type(r)) + " o" + R_ + " = " +
+                    d_.shuffle_xor("mask", "acc" + R_ + "[a]", "off") + ";");
+          c += "&acc" + R_ + "[a], ";
+        }
+        for (std::size_t r = 0; r < m; ++r)
+          c += "o" + std::to_string(r) + (r + 1 < m ? ", " : ");");
+        out_.line(c);
+        out_.line("}");
+        out_.line("}");
+      };
       out_.line("{  // ---- combine the " + detail::num(R) +
-                " threads sharing each output point: warp shuffles");
+                " threads sharing each output point: warp shuffles" +
+                (W > 1 ? ", then the " + detail::num(W) + " warps' totals" : ""));
       out_.line("const int lanes = " + detail::num(p_.threads) + " - (tid & ~31) < 32 ? " +
                 detail::num(p_.threads) + " - (tid & ~31) : 32;");
       out_.line("const unsigned mask = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);");
-      pragma_unroll();
-      out_.line("for (int off = " + detail::num(R / 2) + "; off > 0; off >>= 1) {");
-      pragma_unroll();
-      out_.line("for (int a = 0; a < " + acc_n + "; ++a) {");
-      std::string c = "mdh_combine(";
-      for (std::size_t r = 0; r < m; ++r) {
-        std::string R_ = std::to_string(r);
-        out_.line("const " + d_.type(p_.acc_type(r)) + " o" + R_ + " = " +
-                  d_.shuffle_xor("mask", "acc" + R_ + "[a]", "off") + ";");
-        c += "&acc" + R_ + "[a], ";
+      shuffle_steps(in_warp);
+      if (W > 1) {
+        const std::int64_t NC = p_.threads / R;
+        out_.line(d_.barrier());  // the scratch reuses the tiles' bytes
+        std::int64_t off = 0;
+        for (std::size_t r = 0; r < m; ++r) {
+          off = (off + 15) / 16 * 16;
+          std::string t = d_.local_ptr(p_.acc_type(r));
+          out_.line(t + " scr" + std::to_string(r) + " = (" + t + ")(mdh_smem + " +
+                    detail::num(off) + ");");
+          off += p_.acc_count * NC * W * std::int64_t(size_of(p_.acc_type(r)));
+        }
+        const std::string slot = "(a * " + detail::num(NC) + " + c_tid) * " + detail::num(W);
+        out_.line("if ((r_tid & 31) == 0) {");
+        pragma_unroll();
+        out_.line("for (int a = 0; a < " + acc_n + "; ++a) {");
+        for (std::size_t r = 0; r < m; ++r)
+          out_.line("scr" + std::to_string(r) + "[" + slot + " + (r_tid >> 5)] = acc" +
+                    std::to_string(r) + "[a];");
+        out_.line("}");
+        out_.line("}");
+        out_.line(d_.barrier());
+        out_.line("if (r_tid < 32) {  // the group's first warp combines the warps' totals");
+        pragma_unroll();
+        out_.line("for (int a = 0; a < " + acc_n + "; ++a) {");
+        for (std::size_t r = 0; r < m; ++r)
+          out_.line("acc" + std::to_string(r) + "[a] = r_tid < " + detail::num(W) + " ? scr" +
+                    std::to_string(r) + "[" + slot + " + r_tid] : " + identity(r) + ";");
+        out_.line("}");
+        shuffle_steps(W);
+        out_.line("}");
       }
-      for (std::size_t r = 0; r < m; ++r) c += "o" + std::to_string(r) + (r + 1 < m ? ", " : ");");
-      out_.line(c);
-      out_.line("}");
-      out_.line("}");
       out_.line("}");
       return;
     }

@@ -144,7 +144,7 @@ inline void check(const config& cfg, const ir::computation& comp,
   if (p.thread_combine_needed && cfg.thr_combine == thread_combine::warp_shuffle) {
     if (!limits.cuda)
       violated("thr_combine", "warp shuffles need a CUDA device", "device " + limits.name);
-    // The reduction threads must be the lowest lanes: on x, fastest, a power of two <= warp.
+    // The reduction threads must be the lowest lanes: on x, fastest.
     std::int64_t expect = 1;
     std::vector<std::size_t> red;
     for (std::size_t d = p.dims.size(); d-- > 0;)
@@ -155,8 +155,11 @@ inline void check(const config& cfg, const ir::computation& comp,
                  "dimension '" + p.dims[d].name + "' must map to x below every ++ dimension");
       expect *= p.dims[d].thr;
     }
-    if ((p.red_threads & (p.red_threads - 1)) != 0 || p.red_threads > limits.warp_size)
-      violated("thr_combine", "warp shuffle: reduction threads a power of two <= warp size",
+    // More than a warp: whole warps, their totals combined by one warp (two levels).
+    if ((p.red_threads & (p.red_threads - 1)) != 0 ||
+        p.red_threads > std::int64_t(limits.warp_size) * limits.warp_size)
+      violated("thr_combine",
+               "warp shuffle: reduction threads a power of two <= warp size squared",
                v(p.red_threads) + " reduction threads");
   }
   if (p.blk_combine == block_combine_kind::atomic && !detail::atomic_supported(comp, limits))

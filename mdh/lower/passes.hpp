@@ -149,6 +149,15 @@ inline void combines(kernel_plan& p) {
   p.thr_combine = p.cfg.thr_combine;
   p.prefetch = p.cfg.prefetch;
   p.scratch_bytes = 0;
+  const std::int64_t warp = p.limits.warp_size;
+  if (p.thread_combine_needed && p.thr_combine == thread_combine::warp_shuffle &&
+      p.red_threads > warp) {
+    // warp totals: one slot per warp of each output group
+    for (std::size_t r = 0; r < p.results(); ++r) {
+      p.scratch_bytes = ceil_div(p.scratch_bytes, 16) * 16;
+      p.scratch_bytes += p.acc_count * (p.threads / warp) * std::int64_t(size_of(p.acc_type(r)));
+    }
+  }
   if (p.thread_combine_needed && p.thr_combine == thread_combine::shared_tree) {
     for (std::size_t r = 0; r < p.results(); ++r) {
       p.scratch_bytes = ceil_div(p.scratch_bytes, 16) * 16;
