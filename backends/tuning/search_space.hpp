@@ -145,10 +145,10 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                                                           : atf::set({int64_t{0}}),
                     atf::constraint({cache}, only_cached));
     // pad 4 keeps float4-aligned rows while breaking the bank pattern of transposed stores
-    ps.emplace_back(name("pad", b),
-                    can_cache ? atf::set({int64_t{0}, int64_t{1}, int64_t{4}})
-                              : atf::set({int64_t{0}}),
-                    atf::constraint({cache}, only_cached));
+    ps.emplace_back(
+        name("pad", b),
+        can_cache ? atf::set({int64_t{0}, int64_t{1}, int64_t{4}}) : atf::set({int64_t{0}}),
+        atf::constraint({cache}, only_cached));
   }
 
   bool reduces = comp.has_reduction();
@@ -174,7 +174,8 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
   // prefetch: only with a reduction and some input cached in shared memory
   std::vector<std::string> caches;
   for (std::size_t b = 0; b < comp.inputs.size(); ++b)
-    if (lower::detail::accesses_share_coefficients(comp.inputs[b])) caches.push_back(name("cache", b));
+    if (lower::detail::accesses_share_coefficients(comp.inputs[b]))
+      caches.push_back(name("cache", b));
   if (reduces && !caches.empty())
     ps.emplace_back("prefetch", atf::set({int64_t{0}, int64_t{1}}),
                     atf::constraint(caches, [caches](int64_t v, const atf::partial_config& c) {

@@ -111,8 +111,8 @@ inline std::int64_t block_count(const lower::config& c) {
 inline std::vector<lower::config> start_configurations(const ir::computation& comp,
                                                        const std::vector<std::int64_t>& sizes,
                                                        const lower::device_limits& limits) {
-  using std::int64_t;
   using detail::pow2_floor;
+  using std::int64_t;
   std::vector<lower::config> out;
   const std::size_t D = comp.rank();
   std::vector<std::size_t> concat, reduce;
@@ -151,6 +151,7 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
     if (blocks >= 2 * sms) return;
     const int64_t want = pow2_floor(std::max<int64_t>(1, 2 * sms / blocks));
     for (int64_t f : {want, 2 * want}) {
+      if (f < 2) continue;  // one block along r is the unsplit configuration kept above
       lower::config s = c;
       detail::split_dim(s.dims[r], sizes[r], f);
       s.blk_combine = lower::block_combine::second_kernel;
@@ -266,8 +267,8 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
       auto& x = c.dims[k];
       x.thr = t, x.t_rm = r, x.strided = true, x.thr_map = 0;
       x.blk = 1, x.t_sm = lower::ceil_div(sizes[k], t * r) * t * r;
-      c.thr_combine = limits.cuda ? lower::thread_combine::warp_shuffle
-                                  : lower::thread_combine::shared_tree;
+      c.thr_combine =
+          limits.cuda ? lower::thread_combine::warp_shuffle : lower::thread_combine::shared_tree;
       if (!concat.empty() && t < 256) {
         // more output points per block on y
         const std::size_t i = concat.back();

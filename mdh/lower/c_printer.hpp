@@ -511,7 +511,8 @@ class c_printer {
         const std::int64_t cf = t.base_coeff[last][d];
         if (cf == 0) continue;
         const dim_plan& dp = p_.dims[d];
-        ok = (dp.blk == 1 || (cf * dp.chunk) % V == 0) && (dp.n_sm == 1 || (cf * dp.t_sm) % V == 0) &&
+        ok = (dp.blk == 1 || (cf * dp.chunk) % V == 0) &&
+             (dp.n_sm == 1 || (cf * dp.t_sm) % V == 0) &&
              (dp.role == dim_role::reduce || dp.n_rm == 1 || (cf * dp.rm_step) % V == 0);
       }
       if (ok) return V;
@@ -551,8 +552,8 @@ class c_printer {
       if (k + 1 == rank && V > 1) e = "(" + e + ") * " + detail::num(V);
       out_.line("const int " + u + " = " + e + ";");
       out_.line("const idx_t " + gg + " = tb" + K + " + " + u + ";");
-      guard += (guard.empty() ? "" : " && ") +
-               (gg + " >= 0 && " + gg + " < " + detail::num(g.shape[k]));
+      guard +=
+          (guard.empty() ? "" : " && ") + (gg + " >= 0 && " + gg + " < " + detail::num(g.shape[k]));
       gidx += (gidx.empty() ? "" : " + ") + (gg + " * " + detail::num(g.stride[k]));
       sidx += (sidx.empty() ? "" : " + ") + (u + " * " + detail::num(t.stride[k]));
     }
@@ -585,8 +586,7 @@ class c_printer {
 
   std::string copy_load(const smem_tile& t, int V, const std::array<std::string, 3>& x) const {
     const global_buffer& g = p_.inputs[t.input];
-    if (V == 1)
-      return "(" + x[0] + ") ? " + g.name + "[" + x[1] + "] : (" + d_.type(g.type) + ")0";
+    if (V == 1) return "(" + x[0] + ") ? " + g.name + "[" + x[1] + "] : (" + d_.type(g.type) + ")0";
     return "(" + x[0] + ") ? " + d_.vector_load(g.type, V, "&" + g.name + "[" + x[1] + "]") +
            " : " + d_.vector_zero(g.type, V);
   }
@@ -595,14 +595,14 @@ class c_printer {
   void print_copy(const smem_tile& t) {
     const int V = copy_width(t);
     out_.line("{  // copy the block's part of " + p_.comp.inputs[t.input].name + " into " + t.name +
-              " (all threads, coalesced" + (V > 1 ? ", " + detail::num(V) + "-element vectors" : "") +
-              ")");
+              " (all threads, coalesced" +
+              (V > 1 ? ", " + detail::num(V) + "-element vectors" : "") + ")");
     print_box_start(t);
     out_.line("for (int f = tid; f < " + detail::num(t.box_elements / V) +
               "; f += " + detail::num(p_.threads) + ") {");
     auto x = copy_element(t, V, "f", "");
-    std::string T = V == 1 ? d_.type(p_.inputs[t.input].type)
-                           : d_.vector_type(p_.inputs[t.input].type, V);
+    std::string T =
+        V == 1 ? d_.type(p_.inputs[t.input].type) : d_.vector_type(p_.inputs[t.input].type, V);
     out_.line("const " + T + " w = " + copy_load(t, V, x) + ";");
     print_tile_store(t, V, x[2], "w");
     out_.line("}");
@@ -621,8 +621,7 @@ class c_printer {
     out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
     auto x = copy_element(t, V, "f", "");
     std::string load = copy_load(t, V, x);
-    if (slots * p_.threads > n) load = "f < " + detail::num(n) + " ? (" + load + ") : " +
-                                       P + "[c]";
+    if (slots * p_.threads > n) load = "f < " + detail::num(n) + " ? (" + load + ") : " + P + "[c]";
     out_.line(P + "[c] = " + load + ";");
     out_.line("}");
     out_.line("}");
@@ -818,7 +817,8 @@ class c_printer {
       for (auto& t : p_.tiles) prefetch ? print_registers_to_tile(t) : print_copy(t);
       out_.line(d_.barrier());
       if (prefetch) {
-        out_.line("if (st + 1 < " + detail::num(n_tiles) + ") {  // the next tile's loads, in flight during the computation");
+        out_.line("if (st + 1 < " + detail::num(n_tiles) +
+                  ") {  // the next tile's loads, in flight during the computation");
         print_tile_coords("st + 1", "sn");
         for (auto& t : p_.tiles) print_copy_to_registers(t);
         out_.line("}");
@@ -901,7 +901,7 @@ class c_printer {
     out_.line("}");
     for (std::size_t j = 0; j < reg.size() + (vp ? 1 : 0); ++j) out_.line("}");
     for (std::size_t j = 0; j < p_.reduce_dims.size(); ++j) out_.line("}");  // rm steps
-    if (!p_.reduce_dims.empty()) out_.line("}");  // sm tiles
+    if (!p_.reduce_dims.empty()) out_.line("}");                             // sm tiles
     if (p_.thread_combine_needed) print_thread_combine();
     if (!p_.scan_dims.empty()) print_scan(outer, carry_n);
     print_write(outer);

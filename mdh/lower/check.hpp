@@ -15,8 +15,10 @@ namespace mdh::lower {
 
 // Limits on generated code size that keep registers from spilling (see docs/lowering.md).
 inline constexpr std::int64_t max_accumulators = 256;  // acc_count * results per thread
-inline constexpr std::int64_t max_unrolled = 1024;
-inline constexpr std::int64_t max_prefetch_registers = 64;  // staged tile elements per thread     // product of all t_rm (unrolled body copies)
+inline constexpr std::int64_t max_unrolled = 1024;     // product of all t_rm (unrolled body copies)
+// Staged tile elements per thread, counted as ceil(box / threads) per tile; the printer holds
+// whole vectors, so a tile may take up to (vector width - 1) registers more.
+inline constexpr std::int64_t max_prefetch_registers = 64;
 
 namespace detail {
 [[noreturn]] inline void violated(const std::string& param, const std::string& rule,
@@ -158,8 +160,7 @@ inline void check(const config& cfg, const ir::computation& comp,
     // More than a warp: whole warps, their totals combined by one warp (two levels).
     if ((p.red_threads & (p.red_threads - 1)) != 0 ||
         p.red_threads > std::int64_t(limits.warp_size) * limits.warp_size)
-      violated("thr_combine",
-               "warp shuffle: reduction threads a power of two <= warp size squared",
+      violated("thr_combine", "warp shuffle: reduction threads a power of two <= warp size squared",
                v(p.red_threads) + " reduction threads");
   }
   if (p.blk_combine == block_combine_kind::atomic && !detail::atomic_supported(comp, limits))

@@ -206,7 +206,8 @@ inline config default_config(const ir::computation& comp, const std::vector<std:
     x.thr_map = axis;
     std::int64_t blocks = 1;
     for (auto& d : c.dims) blocks *= d.blk;
-    if (blocks < 128) x.blk = std::max<std::int64_t>(1, std::min(ceil_div(n, t * 64), 256 / blocks));
+    if (blocks < 128)
+      x.blk = std::max<std::int64_t>(1, std::min(ceil_div(n, t * 64), 256 / blocks));
     x.t_sm = ceil_div(ceil_div(n, x.blk), t) * t;
     c.blk_combine = block_combine::second_kernel;
     c.thr_combine = thread_combine::shared_tree;

@@ -98,8 +98,8 @@ struct kernel_plan {
   bool thread_combine_needed = false;
   thread_combine thr_combine = thread_combine::shared_tree;
   block_combine_kind blk_combine = block_combine_kind::none;
-  bool index64 = false;
-  bool prefetch = false;  // tiles staged in registers one reduction step ahead  // some buffer has >= 2^31 elements: index with 64-bit integers
+  bool index64 = false;   // some buffer has >= 2^31 elements: index with 64-bit integers
+  bool prefetch = false;  // tiles staged in registers one reduction step ahead
 
   std::vector<kernel> kernels;  // launched in this order
 

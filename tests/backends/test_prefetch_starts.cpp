@@ -53,7 +53,8 @@ bool caches_some_input(const lower::config& c) {
 }
 
 // blk_combine = atomic although no reduction dimension is split over blocks: the same kernel as
-// with blk_combine = second kernel (see the known-bug test case below).
+// with blk_combine = second kernel, one wasted evaluation (and outside the space for operators
+// without atomics).
 bool unsplit_atomic(const lower::config& c, const ir::computation& comp) {
   if (c.blk_combine != lower::block_combine::atomic) return false;
   for (std::size_t d = 0; d < comp.rank(); ++d)
@@ -62,9 +63,8 @@ bool unsplit_atomic(const lower::config& c, const ir::computation& comp) {
 }
 
 // The properties every start configuration must have; returns how many were checked.
-// `known_unsplit_atomic` counts the configurations of the known bug instead of failing on them.
 int check_starts(std::string_view name, const ir::computation& c, const sizes_t& sizes,
-                 const lower::device_limits& lim, int* known_unsplit_atomic = nullptr) {
+                 const lower::device_limits& lim) {
   INFO(name, " on ", lim.name);
   auto starts = tuning::start_configurations(c, sizes, lim);
   auto space = tuning::make_search_space(c, sizes, lim);
@@ -73,11 +73,8 @@ int check_starts(std::string_view name, const ir::computation& c, const sizes_t&
     CHECK_NOTHROW(lower::check(s, c, sizes, lim));
     const atf::configuration a = tuning::to_space_configuration(s, c, sizes);
     CHECK(tuning::to_config(a, c, sizes) == s);
-    if (known_unsplit_atomic && unsplit_atomic(s, c) && !space.find(a)) {
-      ++*known_unsplit_atomic;
-    } else {
-      CHECK_MESSAGE(space.find(a).has_value(), "not in the search space: ", a.to_string());
-    }
+    CHECK_FALSE(unsplit_atomic(s, c));
+    CHECK_MESSAGE(space.find(a).has_value(), "not in the search space: ", a.to_string());
     const std::string src = cuda::emit(lower::lower(c, sizes, s, lim));
     CHECK(src.find("__global__") != std::string::npos);
     if (s.prefetch) CHECK(src.find("the next tile into registers") != std::string::npos);
@@ -143,7 +140,8 @@ std::vector<explicit_case> explicit_cases() {
                  "matmul",
                  s,
                  c,
-                 {"float pf0[2];", "float pf1[2];", "if (st + 1 < 4)", "in0_s[((f / 8)) * 1 + (f % 8) * 17]"}});
+                 {"float pf0[2];", "float pf1[2];", "if (st + 1 < 4)",
+                  "in0_s[((f / 8)) * 1 + (f % 8) * 17]"}});
   }
   {
     // Tiles of 24x5 = 120 and 5x16 = 80 elements over 64 threads: the second slot is guarded.
@@ -172,11 +170,12 @@ std::vector<explicit_case> explicit_cases() {
                  {"4-element vectors", "*(__local float4*)&in0_s[", "*(__local float4*)&in1_s[",
                   "vload4(0, &in0["}});
     c.prefetch = true;
-    v.push_back({"vector copies with pad 4, prefetched",
-                 "matmul",
-                 s,
-                 c,
-                 {"float4 pf0[1];", "float4 pf1[2];", "*(__local float4*)&in1_s[", "if (st + 1 < 4)"}});
+    v.push_back(
+        {"vector copies with pad 4, prefetched",
+         "matmul",
+         s,
+         c,
+         {"float4 pf0[1];", "float4 pf1[2];", "*(__local float4*)&in1_s[", "if (st + 1 < 4)"}});
   }
   {
     // float4 loads into registers, 48 and 96 vectors over 64 threads (guarded), A transposed
@@ -354,14 +353,14 @@ TEST_CASE("start configurations of every benchmark case: valid, in the space, ro
 }
 
 TEST_CASE("start configurations of the operator library at small and example sizes") {
-  int total = 0, known = 0;
+  int total = 0;
   auto one = [&](std::string_view name, const ir::computation& c, const sizes_t& sizes) {
     for (auto lim : {lower::h200_limits(), lower::pocl_cpu_limits()}) {
       INFO(name, " ", to_string(sizes), " on ", lim.name);
       auto starts = tuning::start_configurations(c, sizes, lim);
       // scans have no rules; everything else gets at least one start configuration
       CHECK(starts.empty() == has_scan(c));
-      total += check_starts(name, c, sizes, lim, &known);
+      total += check_starts(name, c, sizes, lim);
     }
   };
   test::for_each_expression_case([&](std::string_view name, const auto& op, const sizes_t& sizes) {
@@ -371,19 +370,11 @@ TEST_CASE("start configurations of the operator library at small and example siz
     one(e.name, mdh::describe(make(e.example_sizes)), e.example_sizes);
   });
   MESSAGE(total, " start configurations checked");
-  if (known)
-    MESSAGE(known, " of them with blk_combine=0 and no reduction split over blocks, outside the "
-                   "search space (known bug, see the next test case)");
 }
 
-// Known bug (backends/tuning/start_configurations.hpp, with_split): when the grid already holds
-// between sm_count and 2*sm_count blocks, `want` is 1 and split_dim(.., 1) leaves the reduction
-// unsplit; the copy with blk_combine = atomic is kept although it is the same kernel as the one
-// before it. For operators without atomics (softmax_stats' custom max_sum) blk_combine = 0 is
-// not in the search space, so atf skips these starts (tuning_result::skipped_starts); for the
-// others it is one wasted evaluation. Remove may_fail when fixed.
-TEST_CASE("no start configuration combines blocks by atomics without splitting a reduction" *
-          doctest::may_fail()) {
+// Regression: with between sm_count and 2*sm_count blocks, with_split once kept an "atomic"
+// copy of the unsplit configuration (outside the space for softmax_stats' custom operator).
+TEST_CASE("no start configuration combines blocks by atomics without splitting a reduction") {
   const ir::computation c = mdh::describe(ops::softmax_stats());
   const sizes_t sizes{2048, 128};
   const auto lim = lower::h200_limits();
@@ -484,10 +475,10 @@ TEST_CASE("OpenCL: start configurations of small products and a column reduction
     std::string op;
     sizes_t sizes;
   };
-  for (const work& w : {work{"matmul", {37, 45, 29}}, work{"matmul", {64, 64, 64}},
-                        work{"batch_matmul", {2, 3, 17, 20, 12}},
-                        work{"batch_matmul_nt", {2, 2, 16, 24, 20}},
-                        work{"bias_add_grad", {37, 64}}}) {
+  for (const work& w :
+       {work{"matmul", {37, 45, 29}}, work{"matmul", {64, 64, 64}},
+        work{"batch_matmul", {2, 3, 17, 20, 12}}, work{"batch_matmul_nt", {2, 2, 16, 24, 20}},
+        work{"bias_add_grad", {37, 64}}}) {
     with_operator(w.op, [&](const auto& op) {
       const ir::computation& c = mdh::describe(op);
       auto starts = tuning::start_configurations(c, w.sizes, lim);
@@ -544,9 +535,10 @@ TEST_CASE("a parameter map without prefetch loads with prefetch off") {
   // still strict about everything else
   auto typo = m;
   typo["prefech"] = 1;
-  CHECK_THROWS_WITH_AS(lower::from_map(typo, 3, 2), doctest::Contains("unknown parameter 'prefech'"),
-                       error);
+  CHECK_THROWS_WITH_AS(lower::from_map(typo, 3, 2),
+                       doctest::Contains("unknown parameter 'prefech'"), error);
   auto missing = m;
   missing.erase("vec");
-  CHECK_THROWS_WITH_AS(lower::from_map(missing, 3, 2), doctest::Contains("'vec' is missing"), error);
+  CHECK_THROWS_WITH_AS(lower::from_map(missing, 3, 2), doctest::Contains("'vec' is missing"),
+                       error);
 }
