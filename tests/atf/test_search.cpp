@@ -8,6 +8,8 @@
 #include <set>
 #include <thread>
 
+#include "test_support.hpp"
+
 namespace {
 
 // A convex bowl over a constrained 3-D space with its optimum at (13, 7, 5).
@@ -24,16 +26,7 @@ double bowl(const atf::configuration& c) {
   return 1 + x * x + 2 * y * y + 3 * z * z;
 }
 
-std::unique_ptr<atf::search::technique> make(const std::string& name) {
-  if (name == "exhaustive") return std::make_unique<atf::search::exhaustive>();
-  if (name == "random") return std::make_unique<atf::search::random>();
-  if (name == "simulated_annealing") return std::make_unique<atf::search::simulated_annealing>();
-  if (name == "differential_evolution")
-    return std::make_unique<atf::search::differential_evolution>();
-  if (name == "pattern_search") return std::make_unique<atf::search::pattern_search>();
-  if (name == "torczon") return std::make_unique<atf::search::torczon>();
-  return std::make_unique<atf::search::auc_bandit>();
-}
+auto make(const std::string& name) { return atf_test::make_technique(name); }
 
 }  // namespace
 

@@ -15,19 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
+
 namespace {
 
-// x in 1..20, y in 1..20 dividing 2x; optimum (12, 4).
-atf::search_space small_space() {
-  atf::tp x("x", atf::interval<std::int64_t>(1, 20));
-  atf::tp y("y", atf::interval<std::int64_t>(1, 20), atf::divides(x * 2));
-  return atf::search_space(x, y);
-}
-double cost_of(const atf::configuration& c) {
-  return static_cast<double>(std::abs(c.get<std::int64_t>("x") - 12) +
-                             std::abs(c.get<std::int64_t>("y") - 4)) +
-         1;
-}
+using atf_test::cost_of;
+using atf_test::small_space;
 atf::configuration xy(std::int64_t x, std::int64_t y) {
   atf::configuration c;
   c.set("x", x);
@@ -42,16 +35,7 @@ std::filesystem::path temp_path(const std::string& name) {
   return p;
 }
 
-std::unique_ptr<atf::search::technique> make(const std::string& name) {
-  if (name == "exhaustive") return std::make_unique<atf::search::exhaustive>();
-  if (name == "random") return std::make_unique<atf::search::random>();
-  if (name == "simulated_annealing") return std::make_unique<atf::search::simulated_annealing>();
-  if (name == "differential_evolution")
-    return std::make_unique<atf::search::differential_evolution>();
-  if (name == "pattern_search") return std::make_unique<atf::search::pattern_search>();
-  if (name == "torczon") return std::make_unique<atf::search::torczon>();
-  return std::make_unique<atf::search::auc_bandit>();
-}
+auto make(const std::string& name) { return atf_test::make_technique(name); }
 
 }  // namespace
 

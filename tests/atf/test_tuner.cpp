@@ -16,18 +16,12 @@
 #include <set>
 #include <thread>
 
+#include "test_support.hpp"
+
 namespace {
 
-atf::search_space small_space() {
-  atf::tp x("x", atf::interval<std::int64_t>(1, 20));
-  atf::tp y("y", atf::interval<std::int64_t>(1, 20), atf::divides(x * 2));
-  return atf::search_space(x, y);
-}
-double cost_of(const atf::configuration& c) {
-  return static_cast<double>(std::abs(c.get<std::int64_t>("x") - 12) +
-                             std::abs(c.get<std::int64_t>("y") - 4)) +
-         1;
-}
+using atf_test::cost_of;
+using atf_test::small_space;
 
 std::filesystem::path temp_path(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() /
