@@ -12,7 +12,8 @@
 //   thr_map_d  CUDA thread axis of d (0 = x, 1 = y); dims on one axis fold, the last fastest
 //   cache_b, transpose_b, pad_b   shared-memory caching of input b and its tile layout
 //   thr_combine, blk_combine, vec
-//   prefetch   tiles of the next reduction step loaded into registers during this one
+//   prefetch   tiles of the next reduction step loaded into registers during this one (1), and
+//              into a second shared-memory buffer, one barrier per step (2)
 // Every constraint that involves a few parameters is part of the space (so the tuner never sees
 // those violations). Whole-configuration resources - shared memory of all cached tiles together,
 // warp-shuffle lane layout - are checked by lower::check before compiling; a configuration that
@@ -177,7 +178,7 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
     if (lower::detail::accesses_share_coefficients(comp.inputs[b]))
       caches.push_back(name("cache", b));
   if (reduces && !caches.empty())
-    ps.emplace_back("prefetch", atf::set({int64_t{0}, int64_t{1}}),
+    ps.emplace_back("prefetch", atf::set({int64_t{0}, int64_t{1}, int64_t{2}}),
                     atf::constraint(caches, [caches](int64_t v, const atf::partial_config& c) {
                       if (v == 0) return true;
                       for (auto& n : caches)
@@ -216,7 +217,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   c.thr_combine = lower::thread_combine(a.get<std::int64_t>("thr_combine"));
   c.blk_combine = lower::block_combine(a.get<std::int64_t>("blk_combine"));
   c.vec = a.get<std::int64_t>("vec");
-  c.prefetch = a.get<std::int64_t>("prefetch") != 0;
+  c.prefetch = a.get<std::int64_t>("prefetch");
   return c;
 }
 

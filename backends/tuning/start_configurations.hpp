@@ -9,7 +9,8 @@
 //   product   a reduction and an input that does not depend on one of the two innermost
 //             concatenation dimensions (it is reused across them): 2-D register tiles
 //             (thread tile x threads per block), both operands cached in shared memory, the
-//             one whose last index is the reduction transposed, prefetch, vector stores; split
+//             one whose last index is the reduction transposed, prefetch (two shared buffers,
+//             or registers only, or none), vector stores; split
 //             over blocks along the reduction when the tiles alone give too few blocks.
 //   streaming everything else: vector (or thread-strided) accesses along the innermost
 //             dimension, the rest of the block on the next dimension, reductions split over
@@ -56,7 +57,7 @@ inline atf::configuration to_space_configuration(const lower::config& c,
   a.set("thr_combine", std::int64_t(c.thr_combine));
   a.set("blk_combine", std::int64_t(c.blk_combine));
   a.set("vec", c.vec);
-  a.set("prefetch", std::int64_t{c.prefetch});
+  a.set("prefetch", c.prefetch);
   return a;
 }
 
@@ -212,11 +213,14 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
           c.inputs[b].transpose = buf.rank >= 2 && last.coeff[k] != 0 && last.coeff[j] == 0;
           any_cached = true;
         }
-        c.prefetch = any_cached;
         c.vec = rj % 4 == 0 ? 4 : 1;
+        c.prefetch = any_cached ? 2 : 0;  // registers + two shared buffers
         with_split(c, k);
-        c.prefetch = false;
-        if (kt == 16) keep(c);
+        if (kt != 16) continue;
+        c.prefetch = any_cached ? 1 : 0;  // registers only: half the shared memory
+        keep(c);
+        c.prefetch = 0;
+        keep(c);
       }
     return thin();
   }

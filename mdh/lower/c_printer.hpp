@@ -568,18 +568,18 @@ class c_printer {
                 ";");
   }
 
-  // `value` (a vector of V elements, or a scalar) into the tile at `sidx`.
-  void print_tile_store(const smem_tile& t, int V, const std::string& sidx,
+  // `value` (a vector of V elements, or a scalar) into tile t's buffer `name` at `sidx`.
+  void print_tile_store(const smem_tile& t, const std::string& name, int V, const std::string& sidx,
                         const std::string& value) {
     if (V == 1) {
-      out_.line(t.name + "[" + sidx + "] = " + value + ";");
+      out_.line(name + "[" + sidx + "] = " + value + ";");
     } else if (copy_store_vector(t, V)) {
-      out_.line("*(" + d_.local_vector_ptr(p_.inputs[t.input].type, V) + ")&" + t.name + "[" +
-                sidx + "] = " + value + ";");
+      out_.line("*(" + d_.local_vector_ptr(p_.inputs[t.input].type, V) + ")&" + name + "[" + sidx +
+                "] = " + value + ";");
     } else {
       const std::string step = detail::num(t.stride[t.extent.size() - 1]);
       for (int l = 0; l < V; ++l)
-        out_.line(t.name + "[" + sidx + " + " + std::to_string(l) + " * " + step + "] = " + value +
+        out_.line(name + "[" + sidx + " + " + std::to_string(l) + " * " + step + "] = " + value +
                   "." + "xyzw"[l] + ";");
     }
   }
@@ -604,7 +604,7 @@ class c_printer {
     std::string T =
         V == 1 ? d_.type(p_.inputs[t.input].type) : d_.vector_type(p_.inputs[t.input].type, V);
     out_.line("const " + T + " w = " + copy_load(t, V, x) + ";");
-    print_tile_store(t, V, x[2], "w");
+    print_tile_store(t, t.name, V, x[2], "w");
     out_.line("}");
     out_.line("}");
   }
@@ -628,10 +628,10 @@ class c_printer {
   }
 
   // Prefetch, second half: the registers pf<input>[] into tile t.
-  void print_registers_to_tile(const smem_tile& t) {
+  void print_registers_to_tile(const smem_tile& t, const std::string& name) {
     const int V = copy_width(t);
     const std::int64_t n = t.box_elements / V, slots = copy_slots(t);
-    out_.line("{  // " + p_.comp.inputs[t.input].name + ": registers into " + t.name);
+    out_.line("{  // " + p_.comp.inputs[t.input].name + ": registers into " + name);
     pragma_unroll();
     out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
     out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
@@ -647,7 +647,7 @@ class c_printer {
       w *= ext[k];
     }
     if (slots * p_.threads > n) out_.line("if (f < " + detail::num(n) + ") {");
-    print_tile_store(t, V, sidx, "pf" + std::to_string(t.input) + "[c]");
+    print_tile_store(t, name, V, sidx, "pf" + std::to_string(t.input) + "[c]");
     if (slots * p_.threads > n) out_.line("}");
     out_.line("}");
     out_.line("}");
@@ -720,10 +720,11 @@ class c_printer {
     if (p_.shared_bytes > 0) {
       out_.line("// ---- shared memory: input tiles, reused as combine scratch");
       out_.line(d_.shared_pool(p_.shared_bytes));
+      // with two buffers, <tile>_b is the first; <tile> names the step's current one
       for (auto& t : p_.tiles)
-        out_.line(d_.local_ptr(p_.inputs[t.input].type) + " " + t.name + " = (" +
-                  d_.local_ptr(p_.inputs[t.input].type) + ")(mdh_smem + " +
-                  detail::num(t.offset_bytes) + ");");
+        out_.line(d_.local_ptr(p_.inputs[t.input].type) + " " + t.name +
+                  (t.buffers > 1 ? "_b" : "") + " = (" + d_.local_ptr(p_.inputs[t.input].type) +
+                  ")(mdh_smem + " + detail::num(t.offset_bytes) + ");");
     }
     const std::string acc_n = detail::num(p_.acc_count);
     // ---- loops over the ++ dims (sm tiles, then rm steps)
@@ -792,6 +793,7 @@ class c_printer {
       }
     };
     const bool prefetch = p_.prefetch && !p_.tiles.empty() && !p_.reduce_dims.empty();
+    const bool double_buffer = prefetch && p_.prefetch == 2;
     if (prefetch) {
       out_.line("// ---- prefetch: each tile is loaded into registers one tile ahead");
       for (auto& t : p_.tiles) {
@@ -805,16 +807,32 @@ class c_printer {
       for (auto& t : p_.tiles) print_copy_to_registers(t);
       out_.line("}");
     }
+    if (double_buffer) {
+      out_.line("// ---- two buffers: step st computes on buffer st % 2 while the registers of");
+      out_.line("// step st + 1 go into the other one; one barrier per step");
+      for (auto& t : p_.tiles) print_registers_to_tile(t, t.name + "_b");
+      out_.line(d_.barrier());
+      out_.line("if (1 < " + detail::num(n_tiles) + ") {");
+      print_tile_coords("1", "sn");
+      for (auto& t : p_.tiles) print_copy_to_registers(t);
+      out_.line("}");
+    }
     if (!p_.reduce_dims.empty()) {
       if (!d_.no_unroll().empty()) out_.line(d_.no_unroll());
       out_.line("for (int st = 0; st < " + detail::num(n_tiles) +
                 "; ++st) {  // sm tiles of the reduction dimensions");
       print_tile_coords("st", "s");
     }
-    if (!p_.tiles.empty()) {
+    if (double_buffer) {
+      for (auto& t : p_.tiles) {
+        const std::string T = d_.local_ptr(p_.inputs[t.input].type);
+        out_.line(T + " " + t.name + " = " + t.name + "_b + (st & 1) * " +
+                  detail::num(t.buffer_stride) + ";");
+      }
+    } else if (!p_.tiles.empty()) {
       out_.line("// ---- cooperative copies into shared memory");
       out_.line(d_.barrier());
-      for (auto& t : p_.tiles) prefetch ? print_registers_to_tile(t) : print_copy(t);
+      for (auto& t : p_.tiles) prefetch ? print_registers_to_tile(t, t.name) : print_copy(t);
       out_.line(d_.barrier());
       if (prefetch) {
         out_.line("if (st + 1 < " + detail::num(n_tiles) +
@@ -901,7 +919,21 @@ class c_printer {
     out_.line("}");
     for (std::size_t j = 0; j < reg.size() + (vp ? 1 : 0); ++j) out_.line("}");
     for (std::size_t j = 0; j < p_.reduce_dims.size(); ++j) out_.line("}");  // rm steps
-    if (!p_.reduce_dims.empty()) out_.line("}");                             // sm tiles
+    if (double_buffer) {
+      out_.line("if (st + 1 < " + detail::num(n_tiles) + ") {  // the next step's tiles");
+      for (auto& t : p_.tiles)
+        out_.line(d_.local_ptr(p_.inputs[t.input].type) + " " + t.name + "_n = " + t.name +
+                  "_b + ((st + 1) & 1) * " + detail::num(t.buffer_stride) + ";");
+      for (auto& t : p_.tiles) print_registers_to_tile(t, t.name + "_n");
+      out_.line("if (st + 2 < " + detail::num(n_tiles) +
+                ") {  // loads in flight during step st + 1");
+      print_tile_coords("st + 2", "sn");
+      for (auto& t : p_.tiles) print_copy_to_registers(t);
+      out_.line("}");
+      out_.line("}");
+      out_.line(d_.barrier());
+    }
+    if (!p_.reduce_dims.empty()) out_.line("}");  // sm tiles
     if (p_.thread_combine_needed) print_thread_combine();
     if (!p_.scan_dims.empty()) print_scan(outer, carry_n);
     print_write(outer);

@@ -166,6 +166,9 @@ inline void check(const config& cfg, const ir::computation& comp,
   if (p.blk_combine == block_combine_kind::atomic && !detail::atomic_supported(comp, limits))
     violated("blk_combine", "atomics need add/mul/max/min on 32-bit types (64-bit on CUDA)",
              "operator '" + comp.reduction.name + "'");
+  if (cfg.prefetch < 0 || cfg.prefetch > 2)
+    violated("prefetch", "prefetch in {0 = off, 1 = registers, 2 = registers + two buffers}",
+             v(cfg.prefetch));
   if (cfg.prefetch) {
     if (p.tiles.empty() || p.reduce_dims.empty())
       violated("prefetch", "prefetch needs a cached input and a reduction dimension",

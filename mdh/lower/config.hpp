@@ -50,9 +50,10 @@ struct config {
   thread_combine thr_combine = thread_combine::shared_tree;  // thr_combine
   block_combine blk_combine = block_combine::second_kernel;  // blk_combine
   std::int64_t vec = 1;  // vec: vector width of output stores along the innermost dimension
-  // prefetch: the shared-memory tiles of the next reduction step are loaded into registers
-  // while the current one is computed on (hides global-memory latency).
-  bool prefetch = false;
+  // prefetch: 1 = the shared-memory tiles of the next reduction step are loaded into registers
+  // while the current one is computed on (hides global-memory latency); 2 = the same with two
+  // shared-memory buffers per tile, so one barrier per step instead of two; 0 = off.
+  std::int64_t prefetch = 0;
   friend bool operator==(const config&, const config&) = default;
 };
 
@@ -120,7 +121,7 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
   c.blk_combine = block_combine(get("blk_combine"));
   c.vec = get("vec");
   // Added after the first parameter files were written: absent means off.
-  if (m.count("prefetch")) c.prefetch = get("prefetch") != 0;
+  if (m.count("prefetch")) c.prefetch = get("prefetch");
   if (used != m.size()) {
     for (auto& [n, v] : m)
       if (!to_map(c).count(n)) throw error("configuration: unknown parameter '" + n + "'");

@@ -55,6 +55,8 @@ struct smem_tile {
   std::int64_t box_elements = 1;                      // product of extents: elements copied
   std::int64_t elements = 1;                          // storage incl. padding
   std::int64_t offset_bytes = 0;                      // in the block's shared-memory pool
+  std::int64_t buffers = 1;        // 2 with prefetch = 2: step s computes on buffer s % 2
+  std::int64_t buffer_stride = 0;  // elements from one buffer to the next (16-byte aligned)
   friend bool operator==(const smem_tile&, const smem_tile&) = default;
 };
 
@@ -98,8 +100,8 @@ struct kernel_plan {
   bool thread_combine_needed = false;
   thread_combine thr_combine = thread_combine::shared_tree;
   block_combine_kind blk_combine = block_combine_kind::none;
-  bool index64 = false;   // some buffer has >= 2^31 elements: index with 64-bit integers
-  bool prefetch = false;  // tiles staged in registers one reduction step ahead
+  bool index64 = false;       // some buffer has >= 2^31 elements: index with 64-bit integers
+  std::int64_t prefetch = 0;  // 1: tiles staged in registers one step ahead; 2: also two buffers
 
   std::vector<kernel> kernels;  // launched in this order
 

@@ -137,7 +137,10 @@ inline void cache_inputs(kernel_plan& p) {
     for (auto e : t.extent) t.box_elements *= e;
     offset = ceil_div(offset, 16) * 16;
     t.offset_bytes = offset;
-    offset += t.elements * std::int64_t(size_of(buf.type));
+    const std::int64_t size = std::int64_t(size_of(buf.type));
+    t.buffers = p.cfg.prefetch == 2 && !p.reduce_dims.empty() ? 2 : 1;
+    t.buffer_stride = ceil_div(t.elements * size, 16) * 16 / size;
+    offset += (t.buffers - 1) * t.buffer_stride * size + t.elements * size;
     p.tiles.push_back(std::move(t));
   }
   p.tiles_bytes = offset;

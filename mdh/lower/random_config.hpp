@@ -72,7 +72,7 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
     c.thr_combine = limits.cuda && uniform(rng, 0, 1) ? thread_combine::warp_shuffle
                                                       : thread_combine::shared_tree;
     c.blk_combine = uniform(rng, 0, 1) ? block_combine::atomic : block_combine::second_kernel;
-    c.prefetch = uniform(rng, 0, 1) == 1;
+    c.prefetch = uniform(rng, 0, 2);
     try {
       check(c, comp, sizes, lim);
     } catch (const error&) {
@@ -80,7 +80,7 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
       c.thr_combine = thread_combine::shared_tree;
       if (c.blk_combine == block_combine::atomic) c.blk_combine = block_combine::second_kernel;
       c.vec = 1;
-      c.prefetch = false;
+      c.prefetch = 0;
       try {
         check(c, comp, sizes, lim);
       } catch (const error&) {
@@ -132,8 +132,10 @@ inline std::vector<config> edge_configs(const ir::computation& comp,
       cached.inputs[b] = {cache_kind::shared, comp.inputs[b].rank >= 2, 1};
   keep(cached);
   config staged = cached;  // the same tiles, prefetched one reduction step ahead
-  staged.prefetch = true;
+  staged.prefetch = 1;
   for (auto& x : staged.dims) x.t_sm = std::max<std::int64_t>(1, x.t_sm / 3);
+  keep(staged);
+  staged.prefetch = 2;  // and in two shared-memory buffers
   keep(staged);
   config vec4 = default_config(comp, sizes);  // float4 groups along the innermost ++ dim
   for (std::size_t d = comp.rank(); d-- > 0;) {

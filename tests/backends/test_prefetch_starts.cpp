@@ -258,6 +258,16 @@ std::vector<explicit_case> explicit_cases() {
                  c,
                  {"float4 pf0[2];", "if (st + 1 < 3)"}});
   }
+  // Every prefetching case again with two shared-memory buffers per tile (prefetch = 2).
+  const std::size_t n = v.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    if (v[k].cfg.prefetch != 1) continue;
+    explicit_case d = v[k];
+    d.what += ", two buffers";
+    d.cfg.prefetch = 2;
+    d.expect = {"_b + (st & 1) * ", "_n = ", "if (st + 2 < "};
+    v.push_back(d);
+  }
   return v;
 }
 
