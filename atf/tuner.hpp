@@ -246,7 +246,6 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   };
 
   // Evaluates the given new points; returns false when the run must stop (some were cancelled).
-  std::unordered_map<point, double, point_hash> fresh;
   auto evaluate = [&](const std::vector<point>& pts) -> bool {
     std::unordered_map<std::uint64_t, point> by_id;
     for (const auto& p : pts) {
@@ -259,7 +258,6 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
       st.elapsed_s = now_elapsed();
       const point& p = by_id.at(e.id);
       record(e.config, p, e.valid, e.cost);
-      fresh[p] = e.valid ? e.cost : search::invalid_cost;
       ++res.measured;
       if (writer) writer->append(log_record(e, st.elapsed_s));
       if (on_eval_) on_eval_(e);
@@ -269,6 +267,23 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
       }
     }
     return complete;
+  };
+  // Evaluates `todo` in chunks that fit the remaining budget (with valid_evaluations(n), invalid
+  // ones leave room for more); false when the run stops before all of them were evaluated.
+  auto evaluate_within_budget = [&](const std::vector<point>& todo) -> bool {
+    for (std::size_t next = 0; next < todo.size();) {
+      if (next > 0 && should_stop()) return false;
+      const auto n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(remaining(), todo.size() - next));
+      if (n == 0) {
+        if (!should_stop()) res.stop_reason = "evaluation budget reached";
+        return false;
+      }
+      const auto first = todo.begin() + static_cast<std::ptrdiff_t>(next);
+      if (!evaluate({first, first + static_cast<std::ptrdiff_t>(n)})) return false;
+      next += n;
+    }
+    return true;
   };
 
   // Start configurations first, in the order given; those already logged are not measured again.
@@ -284,15 +299,8 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
       }
       if (!seen.count(*p) && queued.emplace(*p, 1).second) todo.push_back(std::move(*p));
     }
-    // In chunks within the budget: with valid_evaluations(n), invalid ones leave room for more.
     const std::uint64_t before = res.measured;
-    for (std::size_t next = 0; next < todo.size() && !should_stop();) {
-      const auto n =
-          static_cast<std::size_t>(std::min<std::uint64_t>(remaining(), todo.size() - next));
-      const auto first = todo.begin() + static_cast<std::ptrdiff_t>(next);
-      if (n == 0 || !evaluate({first, first + static_cast<std::ptrdiff_t>(n)})) break;
-      next += n;
-    }
+    if (!should_stop()) evaluate_within_budget(todo);
     res.starts_evaluated = res.measured - before;
     if (st.valid > 0) technique_->suggest_start(best_point);
   }
@@ -311,12 +319,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     std::unordered_map<point, char, point_hash> queued;
     for (const auto& p : batch)
       if (!seen.count(p) && queued.emplace(p, 1).second) todo.push_back(p);
-    const std::uint64_t limit = remaining();
-    bool truncated = false;
-    if (todo.size() > limit) todo.resize(static_cast<std::size_t>(limit)), truncated = true;
-    fresh.clear();
-    const bool complete = evaluate(todo) && !truncated;
-    if (!complete) break;
+    if (!evaluate_within_budget(todo)) break;
     std::vector<double> costs;
     costs.reserve(batch.size());
     for (const auto& p : batch) costs.push_back(seen.at(p));

@@ -257,3 +257,32 @@ TEST_CASE("a torn last line from a kill is dropped on resume") {
   CHECK(lines_of(log).size() == 9);
   std::filesystem::remove(log);
 }
+
+TEST_CASE("a batch larger than the remaining budget is evaluated in chunks, not cut off") {
+  // Pattern search asks for several neighbours at a time; with valid_evaluations(n) the invalid
+  // ones among them leave room, so the run must end with exactly n valid evaluations and a
+  // stop reason, for every n (a cut batch used to end the run early with no reason).
+  auto space = small_space();
+  for (std::uint64_t n : {7u, 12u, 13u, 23u, 31u}) {
+    CAPTURE(n);
+    atf::tuner t;
+    t.technique(std::make_unique<atf::search::pattern_search>())
+        .seed(3)
+        .progress(atf::progress_mode::off)
+        .abort_when(atf::abort::valid_evaluations(n));
+    auto r = t.tune(space, [](const atf::configuration& c) {
+      if (c.get<std::int64_t>("y") % 3 == 0) throw std::runtime_error("y divisible by 3");
+      return cost_of(c);
+    });
+    CHECK(r.valid == n);
+    CHECK_FALSE(r.stop_reason.empty());
+    atf::tuner u;
+    u.technique(std::make_unique<atf::search::pattern_search>())
+        .seed(3)
+        .progress(atf::progress_mode::off)
+        .abort_when(atf::abort::evaluations(n));
+    auto q = u.tune(space, cost_of);
+    CHECK(q.evaluations == n);
+    CHECK_FALSE(q.stop_reason.empty());
+  }
+}
