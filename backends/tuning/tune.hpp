@@ -17,7 +17,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <string>
@@ -91,6 +93,28 @@ workload_data make_workload_data(const Comp& comp, const std::vector<std::int64_
   return d;
 }
 
+// A log written for another search space (an older mdh, whose parameters differed) cannot be
+// resumed; it is renamed to <log>.space-<its hash> so that the run starts a fresh log and
+// nothing measured is lost. Logs atf cannot read are left for atf to report.
+inline void set_aside_foreign_log(const std::filesystem::path& log, const std::string& hash) {
+  std::ifstream in(log);
+  std::string first;
+  if (!in || !std::getline(in, first)) return;
+  nlohmann::json header = nlohmann::json::parse(first, nullptr, false);
+  if (!header.is_object() || !header.contains("space_hash") || !header["space_hash"].is_string())
+    return;
+  const std::string old = header["space_hash"].get<std::string>();
+  if (old == hash) return;
+  in.close();
+  std::filesystem::path aside = log;
+  aside += ".space-" + old;
+  std::filesystem::rename(log, aside);
+  std::fprintf(stderr,
+               "mdh: %s was written for another search space; kept as %s, tuning starts a new "
+               "log\n",
+               log.string().c_str(), aside.string().c_str());
+}
+
 template <class Target, class Comp>
 tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& target,
                  const tune_options& opt) {
@@ -149,6 +173,7 @@ tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Targe
   if (limited) t.abort_when(stop);
   if (!opt.log.empty()) {
     if (opt.log.has_parent_path()) std::filesystem::create_directories(opt.log.parent_path());
+    set_aside_foreign_log(opt.log, space.hash());
     t.log_file(opt.log);
   }
   // The default configuration is measured too, so a tuned record is never worse than running
