@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 
@@ -52,5 +54,31 @@ TEST_CASE("load_opencl_kernel runs the parameter file's configuration, or the de
   tuning::write_parameter_file(dir / "other.json", other);
   CHECK_THROWS_WITH_AS(tuning::load_opencl_kernel(mm, n, dir / "other.json", ctx, nullptr),
                        doctest::Contains("device.name is 'some other GPU'"), mdh::error);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a tuning log of another search space is set aside, not lost or overwritten") {
+  auto dir = fs::temp_directory_path() / ("mdh_log_aside_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto log = dir / "op.log.jsonl";
+  const std::string text =
+      "{\"atf_log\":1,\"space_hash\":\"0123abcd\"}\n{\"configuration\":{},\"valid\":false}\n";
+  auto write = [&](const std::string& t) { std::ofstream(log, std::ios::binary) << t; };
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  write(text);
+  tuning::set_aside_foreign_log(log, "0123abcd");  // same space: resumed, untouched
+  CHECK(read(log) == text);
+  tuning::set_aside_foreign_log(log, "ffff0000");  // another space: kept aside whole
+  CHECK_FALSE(fs::exists(log));
+  CHECK(read(dir / "op.log.jsonl.space-0123abcd") == text);
+  write("not json\n");  // unreadable: left for atf to report
+  tuning::set_aside_foreign_log(log, "ffff0000");
+  CHECK(read(log) == "not json\n");
+  tuning::set_aside_foreign_log(dir / "missing.jsonl", "ffff0000");  // no log: nothing to do
+  CHECK_FALSE(fs::exists(dir / "missing.jsonl"));
   fs::remove_all(dir);
 }
