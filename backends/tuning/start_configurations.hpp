@@ -180,7 +180,12 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
     product = reused;
   }
   if (product) {
-    const std::size_t i = concat[concat.size() - 2], j = concat.back(), k = reduce.back();
+    const std::size_t i = concat[concat.size() - 2], j = concat.back();
+    // the register-tiled reduction: the longest one (a convolution's channels, not its 3x3
+    // window), the innermost among equals
+    std::size_t k = reduce.back();
+    for (auto r : reduce)
+      if (sizes[r] >= sizes[k]) k = r;
     struct shape {
       int64_t ti, tj, ri, rj;
     };
