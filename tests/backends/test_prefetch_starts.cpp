@@ -411,7 +411,7 @@ TEST_CASE("prefetch, vector tile copies and unrolled rm steps in the generated s
       if (space.find(a)) CHECK(tuning::to_config(a, c, e.sizes) == e.cfg);
     });
   }
-  // rm steps: unrolled while (steps of all pw dims) x (product of all t_rm) <= 2048
+  // rm steps: unrolled while steps <= 64 and (steps of all pw dims) x (product of all t_rm) <= 2048
   const ir::computation mm = mdh::describe(ops::matmul());
   sizes_t s{16, 16, 64};
   auto c = plain(mm, s);
@@ -421,6 +421,15 @@ TEST_CASE("prefetch, vector tile copies and unrolled rm steps in the generated s
   c.dims[2].t_sm = 32;
   CHECK(line_after(opencl::emit(lower::lower(mm, s, c, lim)), "// rm steps of k") ==
         "#pragma unroll");  // 32 x 64 = 2048
+  // and at most 64 steps whatever the body: 128 steps of one element stay a loop
+  sizes_t s1{1, 1, 128};
+  auto one = plain(mm, s1);
+  set_dim(one, 2, 1, 1, 1, 128);
+  CHECK(line_after(opencl::emit(lower::lower(mm, s1, one, lim)), "// rm steps of k") ==
+        "for (int q2 = 0; q2 < 128; ++q2) {");
+  one.dims[2].t_sm = 64;
+  CHECK(line_after(opencl::emit(lower::lower(mm, s1, one, lim)), "// rm steps of k") ==
+        "#pragma unroll");
   // a plain copy (no prefetch) stays one loop over the tile
   cache(c, 0, false, 0);
   const std::string plain_copy = opencl::emit(lower::lower(mm, s, c, lim));
