@@ -17,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,19 @@ inline log_contents read_log(const std::filesystem::path& path, const std::strin
   }
   if (line_no == 0) throw error(path.string() + " is empty, not an atf tuning log; left untouched");
   return lc;
+}
+
+// The space hash in the header of the atf log at `path`; nothing when there is no readable atf
+// header (no file, an empty file, another format).
+inline std::optional<std::string> log_space_hash(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string first;
+  if (!in || !std::getline(in, first)) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(first, nullptr, false);
+  if (!j.is_object() || !j.contains("atf_log") || !j.contains("space_hash") ||
+      !j["space_hash"].is_string())
+    return std::nullopt;
+  return j["space_hash"].get<std::string>();
 }
 
 inline nlohmann::json log_record(const evaluation& e, double elapsed_s) {

@@ -19,9 +19,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,17 +97,10 @@ workload_data make_workload_data(const Comp& comp, const std::vector<std::int64_
 // resumed; it is renamed to <log>.space-<its hash> so that the run starts a fresh log and
 // nothing measured is lost. Logs atf cannot read are left for atf to report.
 inline void set_aside_foreign_log(const std::filesystem::path& log, const std::string& hash) {
-  std::ifstream in(log);
-  std::string first;
-  if (!in || !std::getline(in, first)) return;
-  nlohmann::json header = nlohmann::json::parse(first, nullptr, false);
-  if (!header.is_object() || !header.contains("space_hash") || !header["space_hash"].is_string())
-    return;
-  const std::string old = header["space_hash"].get<std::string>();
-  if (old == hash) return;
-  in.close();
+  const std::optional<std::string> old = atf::log_space_hash(log);
+  if (!old || *old == hash) return;
   std::filesystem::path aside = log;
-  aside += ".space-" + old;
+  aside += ".space-" + *old;
   std::filesystem::rename(log, aside);
   std::fprintf(stderr,
                "mdh: %s was written for another search space; kept as %s, tuning starts a new "

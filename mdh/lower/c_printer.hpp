@@ -403,6 +403,13 @@ class c_printer {
     out_.line("const bool vg = " + v1 + ";  // valid elements are a prefix: the last decides");
   }
 
+  // Inside a group: the loop over its `vec` lanes, r<j> being the lane's register slot.
+  void open_vec_lanes(std::size_t j) {
+    pragma_unroll();
+    out_.line("for (int rl = 0; rl < " + detail::num(vec()) + "; ++rl) {");
+    out_.line("const int r" + std::to_string(j) + " = rg + rl;");
+  }
+
   // The element index and validity expressions of dimension k for register slot `r`.
   std::pair<std::string, std::string> element_expr(std::size_t k, const std::string& r) const {
     const dim_plan& d = p_.dims[k];
@@ -535,8 +542,7 @@ class c_printer {
 
   // Emits the coordinates of vector `f` of tile t (u_k in the tile, g_k in the buffer) and
   // returns {guard, global index, tile index}; `tb` names the box start variables.
-  std::array<std::string, 3> copy_element(const smem_tile& t, int V, const std::string& f,
-                                          const std::string& tag) {
+  std::array<std::string, 3> copy_element(const smem_tile& t, int V, const std::string& f) {
     const global_buffer& g = p_.inputs[t.input];
     const std::size_t rank = t.extent.size();
     std::vector<std::int64_t> ext = t.extent;
@@ -546,7 +552,7 @@ class c_printer {
     for (std::size_t k = rank; k-- > 0;) W[k] = w, w *= ext[k];
     std::string guard, gidx, sidx;
     for (std::size_t k = 0; k < rank; ++k) {
-      std::string K = std::to_string(k), u = "u" + K + tag, gg = "g" + K + tag;
+      std::string K = std::to_string(k), u = "u" + K, gg = "g" + K;
       std::string e = W[k] == 1 ? f : "(" + f + ") / " + detail::num(W[k]);
       if (k > 0) e = "(" + e + ") % " + detail::num(ext[k]);
       if (k + 1 == rank && V > 1) e = "(" + e + ") * " + detail::num(V);
@@ -600,7 +606,7 @@ class c_printer {
     print_box_start(t);
     out_.line("for (int f = tid; f < " + detail::num(t.box_elements / V) +
               "; f += " + detail::num(p_.threads) + ") {");
-    auto x = copy_element(t, V, "f", "");
+    auto x = copy_element(t, V, "f");
     std::string T =
         V == 1 ? d_.type(p_.inputs[t.input].type) : d_.vector_type(p_.inputs[t.input].type, V);
     out_.line("const " + T + " w = " + copy_load(t, V, x) + ";");
@@ -619,7 +625,7 @@ class c_printer {
     pragma_unroll();
     out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
     out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
-    auto x = copy_element(t, V, "f", "");
+    auto x = copy_element(t, V, "f");
     std::string load = copy_load(t, V, x);
     if (slots * p_.threads > n) load = "f < " + detail::num(n) + " ? (" + load + ") : " + P + "[c]";
     out_.line(P + "[c] = " + load + ";");
@@ -878,9 +884,7 @@ class c_printer {
                           "&" + p_.inputs[b].name + "[" + flat_index_vec(a, p_.inputs[b]) + "]") +
                       " : " + d_.vector_zero(t, vec()) + ";");
           }
-        pragma_unroll();
-        out_.line("for (int rl = 0; rl < " + detail::num(vec()) + "; ++rl) {");
-        out_.line("const int r" + std::to_string(j) + " = rg + rl;");
+        open_vec_lanes(j);
       } else {
         open_loop("r" + std::to_string(j), p_.dims[j].t_rm, true, "");
       }
@@ -1133,9 +1137,7 @@ class c_printer {
           }
         out_.line("continue;");
         out_.line("}");
-        pragma_unroll();
-        out_.line("for (int rl = 0; rl < " + detail::num(vec()) + "; ++rl) {");
-        out_.line("const int r" + std::to_string(j) + " = rg + rl;");
+        open_vec_lanes(j);
       } else {
         open_loop("r" + std::to_string(j), p_.dims[j].t_rm, true, "");
       }
