@@ -119,9 +119,12 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
     if (scan) {
       blk.insert(1);
     } else {
+      // powers of two and the chunks of power-of-two (and 3 x power-of-two, for the 6-element
+      // register tiles) widths
       for (int64_t p = 1; p <= n; p *= 2) {
         blk.insert(p);
         blk.insert((n + p - 1) / p);
+        if (3 * p <= n) blk.insert((n + 3 * p - 1) / (3 * p));
       }
     }
     ps.emplace_back(name("blk", d), atf::set(std::vector<int64_t>(blk.begin(), blk.end())));

@@ -94,10 +94,13 @@ inline void tile_dim(lower::dim_config& x, std::int64_t n, std::int64_t thr, std
 
 // Blocks along dimension d so that a chunk is walked in whole steps: chunk = ceil(n / blk),
 // the sm tile the whole chunk (sm_mult = 0 in the space).
+// A shared-memory tile already smaller than the chunk (a product's k tile) is kept: a whole
+// 256-deep chunk as one tile would not fit in shared memory.
 inline void split_dim(lower::dim_config& x, std::int64_t n, std::int64_t blk) {
   x.blk = std::max<std::int64_t>(1, std::min(blk, n));
   const std::int64_t step = x.thr * x.t_rm, chunk = lower::ceil_div(n, x.blk);
-  x.t_sm = lower::ceil_div(chunk, step) * step;
+  const std::int64_t whole = lower::ceil_div(chunk, step) * step;
+  if (x.t_sm >= whole || x.t_sm % step != 0) x.t_sm = whole;
 }
 
 inline std::int64_t block_count(const lower::config& c) {
@@ -189,8 +192,11 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
     struct shape {
       int64_t ti, tj, ri, rj;
     };
+    // 6-element register tiles make 96-wide block tiles, which fill the SMs where 128-wide
+    // ones leave a partial wave (2048 x 768: 16 x 8 = 128 blocks instead of 16 x 6 = 96)
     const shape shapes[] = {{16, 16, 8, 8}, {16, 16, 4, 8}, {16, 16, 8, 4}, {16, 16, 4, 4},
-                            {8, 16, 4, 4},  {16, 8, 4, 4},  {8, 8, 4, 4},   {8, 32, 2, 4}};
+                            {8, 16, 4, 4},  {16, 8, 4, 4},  {8, 8, 4, 4},   {8, 32, 2, 4},
+                            {8, 32, 8, 4},  {16, 16, 8, 6}, {16, 16, 6, 8}};
     for (const shape& sh : shapes)
       for (int64_t kt : {16, 32, 8}) {
         lower::config c = base();
@@ -218,7 +224,7 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
           c.inputs[b].transpose = buf.rank >= 2 && last.coeff[k] != 0 && last.coeff[j] == 0;
           any_cached = true;
         }
-        c.vec = rj % 4 == 0 ? 4 : 1;
+        c.vec = rj % 4 == 0 ? 4 : rj % 2 == 0 ? 2 : 1;
         c.prefetch = any_cached ? 2 : 0;  // registers + two shared buffers
         with_split(c, k);
         if (kt != 16) continue;
