@@ -816,6 +816,9 @@ class c_printer {
     if (double_buffer) {
       out_.line("// ---- two buffers: step st computes on buffer st % 2 while the registers of");
       out_.line("// step st + 1 go into the other one; one barrier per step");
+      // The thread combine of the previous ++ step read its results from scratch that shares
+      // these bytes: wait for every thread before overwriting them.
+      if (p_.thread_combine_needed) out_.line(d_.barrier());
       for (auto& t : p_.tiles) print_registers_to_tile(t, t.name + "_b");
       out_.line(d_.barrier());
       out_.line("if (1 < " + detail::num(n_tiles) + ") {");

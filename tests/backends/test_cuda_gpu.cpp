@@ -4,7 +4,10 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <random>
+#include <sstream>
+#include <string>
 
 #include <backends/cuda/program.hpp>
 #include <mdh/lower/lower.hpp>
@@ -194,4 +197,56 @@ TEST_CASE("timings of a few hand-picked configurations (printed, not asserted)")
   ms = time_it(mc, n2, ecfg);
   MESSAGE("multiply 2048x3072 float4, 4 rows per block: ", ms, " ms, ",
           3.0 * 4 * 2048 * 3072 / ms * 1e-6, " GB/s");
+}
+
+namespace {
+// "blk_0=2 thr_0=4 ..." (lower::to_string of a config) back to a config of `c`.
+lower::config parse_config(const std::string& s, const ir::computation& c) {
+  std::map<std::string, std::int64_t> m;
+  std::istringstream in(s);
+  for (std::string kv; in >> kv;) {
+    auto eq = kv.find('=');
+    m[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+  }
+  return lower::from_map(m, c.rank(), c.inputs.size());
+}
+}  // namespace
+
+// Configurations the tuner rejected on the H200 because their results were wrong (relative L2
+// errors 0.003-0.25): two shared buffers (prefetch 2), a tree combine over the reduction's
+// threads and several ++ steps per block. The next step's prologue overwrote the combine scratch
+// while other threads still read it; PoCL runs work-items in lockstep and never showed it.
+TEST_CASE("prefetch 2 after a thread combine: configurations once rejected by the tuner") {
+  if (!cuda::device_available()) std::exit(77);
+  auto lim = dev().limits();
+  const auto op = ops::matmul();
+  const ir::computation& c = mdh::describe(op);
+  struct rejected {
+    std::vector<std::int64_t> sizes;
+    std::string cfg;
+  };
+  const std::string common = " blk_map_0=0 blk_map_1=0 blk_map_2=0 prefetch=2 thr_combine=0";
+  const rejected cases[] = {
+      {{16, 1000, 2048},
+       "blk_0=2 blk_1=11 blk_2=683 blk_combine=1 cache_0=1 cache_1=1 pad_0=1 pad_1=1 strided_0=1 "
+       "strided_1=0 strided_2=0 t_rm_0=1 t_rm_1=2 t_rm_2=1 t_sm_0=8 t_sm_1=96 t_sm_2=8 thr_0=4 "
+       "thr_1=16 thr_2=2 thr_map_0=0 thr_map_1=0 thr_map_2=1 transpose_0=0 transpose_1=1 vec=2"},
+      {{16, 1000, 2048},
+       "blk_0=4 blk_1=6 blk_2=86 blk_combine=1 cache_0=0 cache_1=1 pad_0=0 pad_1=0 strided_0=1 "
+       "strided_1=1 strided_2=0 t_rm_0=2 t_rm_1=4 t_rm_2=3 t_sm_0=8 t_sm_1=192 t_sm_2=384 thr_0=1 "
+       "thr_1=8 thr_2=128 thr_map_0=1 thr_map_1=0 thr_map_2=1 transpose_0=0 transpose_1=1 vec=1"},
+      {{2048, 768, 768},
+       "blk_0=11 blk_1=48 blk_2=12 blk_combine=0 cache_0=1 cache_1=1 pad_0=4 pad_1=4 strided_0=1 "
+       "strided_1=1 strided_2=1 t_rm_0=3 t_rm_1=1 t_rm_2=8 t_sm_0=48 t_sm_1=64 t_sm_2=64 thr_0=8 "
+       "thr_1=16 thr_2=2 thr_map_0=0 thr_map_1=0 thr_map_2=1 transpose_0=1 transpose_1=1 vec=1"},
+  };
+  for (auto& r : cases) {
+    auto in = test::make_inputs(c, r.sizes, 13);
+    auto want = test::make_outputs(c, r.sizes);
+    std::vector<buffer_ref> ir, wr;
+    for (auto& b : in) ir.push_back(b);
+    for (auto& b : want) wr.push_back(b);
+    test::call_reference(op, r.sizes, ir, wr);
+    CHECK(check_configs(c, r.sizes, {parse_config(r.cfg + common, c)}, in, want, lim) == 1);
+  }
 }

@@ -450,6 +450,27 @@ TEST_CASE("prefetch, vector tile copies and unrolled rm steps in the generated s
   CHECK(contains(cu, "*(const float4*)(&in1["));
 }
 
+// Two shared buffers reuse the bytes of the thread combine's scratch: the prologue of the next
+// ++ step must wait for every thread to have read its combined results (a race the tuner found on
+// the H200 as wrong results; PoCL's lockstep work-items cannot show it, test_cuda_gpu.cpp runs it).
+TEST_CASE("prefetch 2: a barrier between a thread combine and the next step's first tile") {
+  const auto lim = lower::named_limits("h200");
+  const ir::computation mm = mdh::describe(ops::matmul());
+  sizes_t s{16, 64, 64};
+  auto c = plain(mm, s);
+  // i: 2 ++ steps of 8 rows; j: 16 threads x 4; k: 2 threads, 4 sm tiles of 16
+  set_dim(c, 0, 1, 8, 1, 8, 1), set_dim(c, 1, 1, 16, 4, 64, 0), set_dim(c, 2, 1, 2, 1, 16, 2);
+  cache(c, 0, false, 0), cache(c, 1, false, 0);
+  c.prefetch = 2;
+  const std::string marker = "one barrier per step";
+  const std::string combined = cuda::emit(lower::lower(mm, s, c, lim));
+  CHECK(contains(combined, "tree in shared memory"));
+  CHECK(line_after(combined, marker) == "__syncthreads();");
+  // without threads along k there is no combine and no extra barrier
+  set_dim(c, 2, 1, 1, 1, 16, 2);
+  CHECK(line_after(cuda::emit(lower::lower(mm, s, c, lim)), marker) != "__syncthreads();");
+}
+
 TEST_CASE("check: prefetch needs a cached input, a reduction and few staged elements") {
   const auto lim = lower::h200_limits();
   const ir::computation mm = mdh::describe(ops::matmul());
