@@ -411,7 +411,7 @@ TEST_CASE("prefetch, vector tile copies and unrolled rm steps in the generated s
       if (space.find(a)) CHECK(tuning::to_config(a, c, e.sizes) == e.cfg);
     });
   }
-  // rm steps: unrolled while steps <= 64 and (steps of all pw dims) x (product of all t_rm) <= 2048
+  // rm steps: unrolled while steps <= 64 and (steps of all pw dims) x (product of all t_rm) <= 1024
   const ir::computation mm = mdh::describe(ops::matmul());
   sizes_t s{16, 16, 64};
   auto c = plain(mm, s);
@@ -420,7 +420,11 @@ TEST_CASE("prefetch, vector tile copies and unrolled rm steps in the generated s
         "for (int q2 = 0; q2 < 64; ++q2) {");  // 64 x 64 = 4096 bodies
   c.dims[2].t_sm = 32;
   CHECK(line_after(opencl::emit(lower::lower(mm, s, c, lim)), "// rm steps of k") ==
-        "#pragma unroll");  // 32 x 64 = 2048
+        "for (int q2 = 0; q2 < 32; ++q2) {");  // 32 x 64 = 2048 bodies
+  c.dims[2].t_sm = 16;
+  CHECK(line_after(opencl::emit(lower::lower(mm, s, c, lim)), "// rm steps of k") ==
+        "#pragma unroll");  // 16 x 64 = 1024
+  c.dims[2].t_sm = 32;
   // and at most 64 steps whatever the body: 128 steps of one element stay a loop
   sizes_t s1{1, 1, 128};
   auto one = plain(mm, s1);
