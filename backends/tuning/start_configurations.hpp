@@ -176,14 +176,23 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
 
   // ---- products
   bool product = !reduce.empty() && concat.size() >= 2;
+  // The two tiled output dimensions: j the innermost, i the innermost one that an input reading
+  // j does not read (matmul's rows; an NCHW convolution's output channels, not its image rows)
+  const std::size_t j = product ? concat.back() : 0;
+  std::size_t i = product ? concat[concat.size() - 2] : 0;
+  bool i_found = !product;
+  for (std::size_t n = product ? concat.size() - 1 : 0; n-- > 0 && !i_found;)
+    for (auto& b : comp.inputs)
+      if (sizes[concat[n]] > 1 && detail::uses(b, j) && !detail::uses(b, concat[n])) {
+        i = concat[n], i_found = true;
+        break;
+      }
   if (product) {
-    const std::size_t i = concat[concat.size() - 2], j = concat.back();
     bool reused = false;
     for (auto& b : comp.inputs) reused = reused || !detail::uses(b, i) || !detail::uses(b, j);
     product = reused;
   }
   if (product) {
-    const std::size_t i = concat[concat.size() - 2], j = concat.back();
     // the register-tiled reduction: the longest one (a convolution's channels, not its 3x3
     // window), the innermost among equals
     std::size_t k = reduce.back();
