@@ -3,6 +3,7 @@
 // the module and launches the plan's kernels through the driver API.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,14 +68,15 @@ class program {
       throw error("launch of " + plan_.name + ": expected " + std::to_string(plan_.inputs.size()) +
                   " inputs and " + std::to_string(plan_.outputs.size()) + " outputs, got " +
                   std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
-    if (plan_.cfg.vec >
-        1)  // vector accesses assume buffers aligned to the vector (cudaMalloc: 256)
+    // vector accesses assume buffers aligned to the vector (cudaMalloc: 256)
+    const std::int64_t width = std::max(plan_.cfg.vec, plan_.cfg.vec_pw);
+    if (width > 1)
       for (auto* list : {&inputs, &outputs})
         for (CUdeviceptr p : *list)
-          if (p % CUdeviceptr(4 * plan_.cfg.vec) != 0)
+          if (p % CUdeviceptr(4 * width) != 0)
             throw error("launch of " + plan_.name + ": vec=" + std::to_string(plan_.cfg.vec) +
-                        " needs device pointers aligned to " + std::to_string(4 * plan_.cfg.vec) +
-                        " bytes");
+                        ", vec_pw=" + std::to_string(plan_.cfg.vec_pw) +
+                        " need device pointers aligned to " + std::to_string(4 * width) + " bytes");
     dev_->make_current();
     std::vector<CUdeviceptr> ptrs(inputs.begin(), inputs.end());
     ptrs.insert(ptrs.end(), outputs.begin(), outputs.end());

@@ -12,6 +12,7 @@
 //   thr_map_d  CUDA thread axis of d (0 = x, 1 = y); dims on one axis fold, the last fastest
 //   cache_b, transpose_b, pad_b   shared-memory caching of input b and its tile layout
 //   thr_combine, blk_combine, vec
+//   vec_pw     vector loads along the innermost pw dimension (1, 2, 4)
 //   prefetch   tiles of the next reduction step loaded into registers during this one (1), and
 //              into a second shared-memory buffer, one barrier per step (2)
 // Every constraint that involves a few parameters is part of the space (so the tuner never sees
@@ -175,6 +176,19 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                       return v == 1 || (c.get<int64_t>(rm) % v == 0 && c.get<int64_t>(st) == 0);
                     }));
   }
+  // vector loads along the innermost pw dimension: blocked, t_rm a multiple of vec_pw
+  int last_pw = -1;
+  for (std::size_t d = 0; d < D; ++d)
+    if (comp.dims[d].combine == ir::combine_kind::pointwise) last_pw = int(d);
+  if (last_pw < 0) {
+    ps.emplace_back("vec_pw", atf::set({int64_t{1}}));
+  } else {
+    std::string rm = name("t_rm", std::size_t(last_pw)), st = name("strided", std::size_t(last_pw));
+    ps.emplace_back("vec_pw", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}),
+                    atf::constraint({rm, st}, [rm, st](int64_t v, const atf::partial_config& c) {
+                      return v == 1 || (c.get<int64_t>(rm) % v == 0 && c.get<int64_t>(st) == 0);
+                    }));
+  }
   // prefetch: only with a reduction and some input cached in shared memory
   std::vector<std::string> caches;
   for (std::size_t b = 0; b < comp.inputs.size(); ++b)
@@ -220,6 +234,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   c.thr_combine = lower::thread_combine(a.get<std::int64_t>("thr_combine"));
   c.blk_combine = lower::block_combine(a.get<std::int64_t>("blk_combine"));
   c.vec = a.get<std::int64_t>("vec");
+  c.vec_pw = a.get<std::int64_t>("vec_pw");
   c.prefetch = a.get<std::int64_t>("prefetch");
   return c;
 }

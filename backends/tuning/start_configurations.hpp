@@ -14,7 +14,8 @@
 //             over blocks along the reduction when the tiles alone give too few blocks.
 //   streaming everything else: vector (or thread-strided) accesses along the innermost
 //             dimension, the rest of the block on the next dimension, reductions split over
-//             threads and, when the output is small, over blocks.
+//             threads and, when the output is small, over blocks; an innermost reduction also
+//             with blocked register tiles read as vectors (vec_pw).
 #pragma once
 
 #include <algorithm>
@@ -57,6 +58,7 @@ inline atf::configuration to_space_configuration(const lower::config& c,
   a.set("thr_combine", std::int64_t(c.thr_combine));
   a.set("blk_combine", std::int64_t(c.blk_combine));
   a.set("vec", c.vec);
+  a.set("vec_pw", c.vec_pw);
   a.set("prefetch", c.prefetch);
   return a;
 }
@@ -281,27 +283,32 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
       }
     return thin();
   }
-  // innermost dimension a reduction: threads (and maybe blocks) along it, coalesced (strided)
+  // innermost dimension a reduction: threads (and maybe blocks) along it, coalesced (strided),
+  // or each thread a blocked run of t_rm read as float4 (vec_pw: 16-byte loads)
   const std::size_t k = inner;
   for (int64_t tk : {32, 128, 256, 512, 1024})
-    for (int64_t rk : {4, 8, 1}) {
-      lower::config c = base();
-      int64_t t = std::min(tk, max_thr), r = rk;
-      detail::fit(sizes[k], t, r);
-      auto& x = c.dims[k];
-      x.thr = t, x.t_rm = r, x.strided = true, x.thr_map = 0;
-      x.blk = 1, x.t_sm = lower::ceil_div(sizes[k], t * r) * t * r;
-      c.thr_combine =
-          limits.cuda ? lower::thread_combine::warp_shuffle : lower::thread_combine::shared_tree;
-      if (!concat.empty() && t < 256) {
-        // more output points per block on y
-        const std::size_t i = concat.back();
-        int64_t ti = 256 / t, ri = 1;
-        detail::fit(sizes[i], ti, ri);
-        detail::tile_dim(c.dims[i], sizes[i], ti, ri, 1);
+    for (int64_t rk : {4, 8, 1})
+      for (bool vector : {false, true}) {
+        if (vector && (rk == 1 || tk == 1024)) continue;
+        lower::config c = base();
+        int64_t t = std::min(tk, max_thr), r = rk;
+        detail::fit(sizes[k], t, r);
+        if (vector && r % 2 != 0) continue;
+        auto& x = c.dims[k];
+        x.thr = t, x.t_rm = r, x.strided = !vector, x.thr_map = 0;
+        x.blk = 1, x.t_sm = lower::ceil_div(sizes[k], t * r) * t * r;
+        c.vec_pw = !vector ? 1 : r % 4 == 0 ? 4 : 2;
+        c.thr_combine =
+            limits.cuda ? lower::thread_combine::warp_shuffle : lower::thread_combine::shared_tree;
+        if (!concat.empty() && t < 256) {
+          // more output points per block on y
+          const std::size_t i = concat.back();
+          int64_t ti = 256 / t, ri = 1;
+          detail::fit(sizes[i], ti, ri);
+          detail::tile_dim(c.dims[i], sizes[i], ti, ri, 1);
+        }
+        with_split(c, k);
       }
-      with_split(c, k);
-    }
   return thin();
 }
 

@@ -358,56 +358,111 @@ class c_printer {
 
   static std::string ev(std::size_t d) { return "e" + std::to_string(d); }
 
-  // Vector path (vec > 1): the innermost ++ dimension is walked in groups of `vec` consecutive
-  // elements whose start is provably a multiple of vec; eligible accesses load/store a vector.
+  // Vector groups: a dimension's register tile walked in groups of `width` consecutive slots
+  // whose first element is provably a multiple of width; eligible accesses load (and, for the
+  // ++ group, store) whole vectors. vec groups the innermost ++ dimension (names rg, eg, vg, rl,
+  // vectors w<arg>), vec_pw the innermost pw dimension (the same names with a prefix p).
+  struct vec_group {
+    std::size_t dim;
+    int width;
+    std::string p;  // prefix of the group's variable names
+  };
   int vec() const { return int(p_.cfg.vec); }
-  bool vec_path() const {
-    if (p_.cfg.vec <= 1 || !p_.scan_dims.empty() || p_.concat_dims.empty()) return false;
-    const dim_plan& d = p_.dims[p_.concat_dims.back()];
-    const std::int64_t V = p_.cfg.vec;
+  std::size_t vec_dim() const { return p_.concat_dims.back(); }
+  vec_group vec_grp() const { return {vec_dim(), vec(), ""}; }
+  vec_group pw_grp() const { return {p_.reduce_dims.back(), int(p_.cfg.vec_pw), "p"}; }
+  static bool groups_aligned(const dim_plan& d, std::int64_t V) {
     // group start = b*chunk + s*t_sm + q*rm_step + t*t_rm + rg: every term a multiple of V
     return !d.strided && (d.blk == 1 || d.chunk % V == 0) && (d.n_sm == 1 || d.t_sm % V == 0) &&
            (d.n_rm == 1 || d.rm_step % V == 0) && d.t_rm % V == 0;
   }
-  std::size_t vec_dim() const { return p_.concat_dims.back(); }
-  // An access of a global buffer whose elements along the vector dimension are consecutive and
+  bool vec_path() const {
+    if (p_.cfg.vec <= 1 || !p_.scan_dims.empty() || p_.concat_dims.empty()) return false;
+    return groups_aligned(p_.dims[vec_dim()], p_.cfg.vec);
+  }
+  bool pw_path() const {
+    if (p_.cfg.vec_pw <= 1 || p_.reduce_dims.empty()) return false;
+    return groups_aligned(p_.dims[p_.reduce_dims.back()], p_.cfg.vec_pw);
+  }
+  // An access of a global buffer whose elements along the group's dimension are consecutive and
   // whose group start is aligned to the vector.
-  bool vec_eligible(const ir::access& a, const global_buffer& g) const {
+  bool vec_eligible(const ir::access& a, const global_buffer& g, const vec_group& G) const {
     if (size_of(g.type) != 4) return false;
     std::vector<std::int64_t> coeff;
     std::int64_t c0;
     flat_affine(a, g, p_.dims.size(), coeff, c0);
     for (std::size_t d = 0; d < coeff.size(); ++d)
-      if (d == vec_dim() ? coeff[d] != 1 : coeff[d] % p_.cfg.vec != 0) return false;
-    return c0 % p_.cfg.vec == 0;
+      if (d == G.dim ? coeff[d] != 1 : coeff[d] % G.width != 0) return false;
+    return c0 % G.width == 0;
   }
-  std::string flat_index_vec(const ir::access& a, const global_buffer& g) const {
+  std::string flat_index_vec(const ir::access& a, const global_buffer& g,
+                             const vec_group& G) const {
     std::vector<std::int64_t> coeff;
     std::int64_t c0;
     flat_affine(a, g, p_.dims.size(), coeff, c0);
-    std::size_t vd = vec_dim();
-    return affine_expr(coeff, c0,
-                       [vd](std::size_t d) { return d == vd ? std::string("eg") : ev(d); });
+    return affine_expr(coeff, c0, [&G](std::size_t d) { return d == G.dim ? G.p + "eg" : ev(d); });
   }
-  // Opens the group loop of the vector dimension: `eg` (first element), `vg` (all valid).
-  void open_vec_group() {
-    const std::size_t k = vec_dim();
-    const dim_plan& d = p_.dims[k];
-    out_.line("// groups of " + detail::num(vec()) + " consecutive elements of " + d.name);
+  // Whether access `a` of input b loads vectors of group G with the register loops in `order`:
+  // from global memory, eligible, and not depending on a dimension whose loop is inside G's
+  // (the load is issued once per group, before those loops).
+  bool group_load(std::size_t b, const ir::access& a, const vec_group& G,
+                  const std::vector<std::size_t>& order) const {
+    for (auto& t : p_.tiles)
+      if (t.input == b) return false;
+    if (!vec_eligible(a, p_.inputs[b], G)) return false;
+    std::vector<std::int64_t> coeff;
+    std::int64_t c0;
+    flat_affine(a, p_.inputs[b], p_.dims.size(), coeff, c0);
+    for (auto it = std::find(order.begin(), order.end(), G.dim) + 1; it != order.end(); ++it)
+      if (coeff[*it] != 0) return false;
+    return true;
+  }
+  int group_loads(const std::vector<std::size_t>& order) const {
+    int n = 0;
+    for (std::size_t b = 0; b < p_.comp.inputs.size(); ++b)
+      for (auto& a : p_.comp.inputs[b].accesses)
+        n += (vec_path() && group_load(b, a, vec_grp(), order)) +
+             (pw_path() && group_load(b, a, pw_grp(), order));
+    return n;
+  }
+  // The register loops: pw dims, then the outer product over ++/ps dims. With vec_pw groups the
+  // innermost pw dim moves inside the others, since its vector loads need their elements:
+  // innermost, or just outside the vec group when more accesses load vectors that way (a
+  // matmul's B(k, j) along j, A(i, k) along k).
+  std::vector<std::size_t> register_order(const std::vector<std::size_t>& outer) const {
+    std::vector<std::size_t> reg = p_.reduce_dims;
+    reg.insert(reg.end(), outer.begin(), outer.end());
+    if (!pw_path()) return reg;
+    const std::size_t k = pw_grp().dim;
+    reg.erase(std::find(reg.begin(), reg.end(), k));
+    std::vector<std::size_t> inner = reg;
+    inner.push_back(k);
+    if (!vec_path()) return inner;
+    reg.insert(reg.end() - 1, k);  // the vec dim is the last (vec_path: no scan dims)
+    return group_loads(reg) > group_loads(inner) ? reg : inner;
+  }
+  // Opens the group loop of G: `<p>eg` (first element), `<p>vg` (all valid).
+  void open_vec_group(const vec_group& G) {
+    const dim_plan& d = p_.dims[G.dim];
+    const std::string rg = G.p + "rg";
+    out_.line("// groups of " + detail::num(G.width) + " consecutive elements of " + d.name);
     pragma_unroll();
-    out_.line("for (int rg = 0; rg < " + detail::num(d.t_rm) + "; rg += " + detail::num(vec()) +
-              ") {");
-    auto [e0, v0] = element_expr(k, "rg");
-    auto [e1, v1] = element_expr(k, "rg + " + detail::num(vec() - 1));
-    out_.line("const idx_t eg = " + e0 + ";");
-    out_.line("const bool vg = " + v1 + ";  // valid elements are a prefix: the last decides");
+    out_.line("for (int " + rg + " = 0; " + rg + " < " + detail::num(d.t_rm) + "; " + rg +
+              " += " + detail::num(G.width) + ") {");
+    auto [e0, v0] = element_expr(G.dim, rg);
+    auto [e1, v1] = element_expr(G.dim, rg + " + " + detail::num(G.width - 1));
+    out_.line("const idx_t " + G.p + "eg = " + e0 + ";");
+    out_.line("const bool " + G.p + "vg = " + v1 +
+              ";  // valid elements are a prefix: the last decides");
   }
 
-  // Inside a group: the loop over its `vec` lanes, r<j> being the lane's register slot.
-  void open_vec_lanes(std::size_t j) {
+  // Inside a group: the loop over its lanes, r<dim> being the lane's register slot.
+  void open_vec_lanes(const vec_group& G) {
+    const std::string rl = G.p + "rl";
     pragma_unroll();
-    out_.line("for (int rl = 0; rl < " + detail::num(vec()) + "; ++rl) {");
-    out_.line("const int r" + std::to_string(j) + " = rg + rl;");
+    out_.line("for (int " + rl + " = 0; " + rl + " < " + detail::num(G.width) + "; ++" + rl +
+              ") {");
+    out_.line("const int r" + std::to_string(G.dim) + " = " + G.p + "rg + " + rl + ";");
   }
 
   // The element index and validity expressions of dimension k for register slot `r`.
@@ -862,38 +917,36 @@ class c_printer {
     for (auto j : p_.reduce_dims)
       open_loop("q" + std::to_string(j), p_.dims[j].n_rm, steps <= 64 && steps * body <= 1024,
                 "rm steps of " + p_.dims[j].name);
-    // ---- register loops: reduce dims outermost, then the outer product over ++/ps dims
-    std::vector<std::size_t> reg = p_.reduce_dims;
-    reg.insert(reg.end(), outer.begin(), outer.end());
-    const bool vp = vec_path();
-    auto vec_load = [&](std::size_t b, const ir::access& a) {
-      bool cached = false;
-      for (auto& t : p_.tiles) cached = cached || t.input == b;
-      return vp && !cached && vec_eligible(a, p_.inputs[b]);
-    };
+    // ---- register loops: reduce dims outermost, then the outer product over ++/ps dims (the
+    // innermost reduce dim moves inside with vec_pw, see register_order)
+    const std::vector<std::size_t> reg = register_order(outer);
+    std::vector<vec_group> groups;
+    if (vec_path()) groups.push_back(vec_grp());
+    if (pw_path()) groups.push_back(pw_grp());
+    std::string opened;  // validity of the dimensions whose loops are open
     for (auto j : reg) {
-      if (vp && j == vec_dim()) {
-        open_vec_group();
-        std::string others;
-        for (auto i : reg)
-          if (i != j) others += " && v" + std::to_string(i);
+      auto G = std::find_if(groups.begin(), groups.end(), [j](auto& g) { return g.dim == j; });
+      if (G != groups.end()) {
+        open_vec_group(*G);
         std::size_t arg = 0;
         for (std::size_t b = 0; b < p_.comp.inputs.size(); ++b)
           for (auto& a : p_.comp.inputs[b].accesses) {
             std::string A = std::to_string(arg++);
-            if (!vec_load(b, a)) continue;
+            if (!group_load(b, a, *G, reg)) continue;
             auto t = p_.inputs[b].type;
-            out_.line("const " + d_.vector_type(t, vec()) + " w" + A + " = (vg" + others + ") ? " +
-                      d_.vector_load(
-                          t, vec(),
-                          "&" + p_.inputs[b].name + "[" + flat_index_vec(a, p_.inputs[b]) + "]") +
-                      " : " + d_.vector_zero(t, vec()) + ";");
+            out_.line("const " + d_.vector_type(t, G->width) + " w" + G->p + A + " = (" + G->p +
+                      "vg" + opened + ") ? " +
+                      d_.vector_load(t, G->width,
+                                     "&" + p_.inputs[b].name + "[" +
+                                         flat_index_vec(a, p_.inputs[b], *G) + "]") +
+                      " : " + d_.vector_zero(t, G->width) + ";");
           }
-        open_vec_lanes(j);
+        open_vec_lanes(*G);
       } else {
         open_loop("r" + std::to_string(j), p_.dims[j].t_rm, true, "");
       }
       print_element(j);
+      opened += " && v" + std::to_string(j);
     }
     std::string valid;
     for (auto j : reg) valid += (valid.empty() ? "" : " && ") + ("v" + std::to_string(j));
@@ -904,9 +957,10 @@ class c_printer {
       for (auto& a : p_.comp.inputs[b].accesses) {
         std::string A = std::to_string(arg);
         std::string T = d_.type(p_.inputs[b].type);
-        std::string value = vec_load(b, a)
-                                ? "vg ? ((const " + T + "*)&w" + A + ")[rl] : " + load(b, a)
-                                : load(b, a);
+        std::string value = load(b, a);
+        for (auto& G : groups)  // the lane of the group's vector, else a scalar load
+          if (group_load(b, a, G, reg))
+            value = G.p + "vg ? ((const " + T + "*)&w" + G.p + A + ")[" + G.p + "rl] : " + value;
         out_.line("const " + T + " x" + A + " = " + value + ";");
         call += "x" + std::to_string(arg++) + ", ";
       }
@@ -927,7 +981,7 @@ class c_printer {
         out_.line("acc" + std::to_string(r) + "[" + ai + "] = f" + std::to_string(r) + ";");
     }
     out_.line("}");
-    for (std::size_t j = 0; j < reg.size() + (vp ? 1 : 0); ++j) out_.line("}");
+    for (std::size_t j = 0; j < reg.size() + groups.size(); ++j) out_.line("}");
     for (std::size_t j = 0; j < p_.reduce_dims.size(); ++j) out_.line("}");  // rm steps
     if (double_buffer) {
       out_.line("if (st + 1 < " + detail::num(n_tiles) + ") {  // the next step's tiles");
@@ -1106,7 +1160,7 @@ class c_printer {
     const bool vp = vec_path() && p_.blk_combine == block_combine_kind::none;
     for (auto j : outer) {
       if (vp && j == vec_dim()) {
-        open_vec_group();
+        open_vec_group(vec_grp());
         std::string others;
         for (auto i : outer)
           if (i != j) others += " && v" + std::to_string(i);
@@ -1122,9 +1176,10 @@ class c_printer {
                 ai.replace(pos, rv.size(), "(rg + " + std::to_string(l) + ")");
               vals.push_back("acc" + std::to_string(r) + "[" + ai + "]");
             }
-            if (vec_eligible(a, g)) {
+            if (vec_eligible(a, g, vec_grp())) {
               out_.line(d_.vector_store(g.type, vec(),
-                                        "&" + g.name + "[" + flat_index_vec(a, g) + "]", vals) +
+                                        "&" + g.name + "[" + flat_index_vec(a, g, vec_grp()) + "]",
+                                        vals) +
                         ";");
             } else {
               std::vector<std::int64_t> coeff;
@@ -1142,7 +1197,7 @@ class c_printer {
           }
         out_.line("continue;");
         out_.line("}");
-        open_vec_lanes(j);
+        open_vec_lanes(vec_grp());
       } else {
         open_loop("r" + std::to_string(j), p_.dims[j].t_rm, true, "");
       }

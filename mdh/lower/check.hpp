@@ -108,6 +108,8 @@ inline void check(const config& cfg, const ir::computation& comp,
   }
   if (cfg.vec != 1 && cfg.vec != 2 && cfg.vec != 4)
     violated("vec", "vec in {1, 2, 4}", "vec=" + v(cfg.vec));
+  if (cfg.vec_pw != 1 && cfg.vec_pw != 2 && cfg.vec_pw != 4)
+    violated("vec_pw", "vec_pw in {1, 2, 4}", "vec_pw=" + v(cfg.vec_pw));
   if (cfg.thr_combine != thread_combine::shared_tree &&
       cfg.thr_combine != thread_combine::warp_shuffle)
     violated("thr_combine", "thr_combine in {0 = shared tree, 1 = warp shuffle}",
@@ -188,6 +190,18 @@ inline void check(const config& cfg, const ir::computation& comp,
     if (d.t_rm % cfg.vec != 0 || d.strided)
       violated("vec", "vec > 1: blocked innermost ++ dimension with t_rm a multiple of vec",
                "dimension '" + d.name + "' t_rm=" + v(d.t_rm));
+  }
+  if (cfg.vec_pw > 1) {
+    // Vector loads along the innermost pw dimension: its register tile walked in whole groups.
+    if (p.reduce_dims.empty())
+      violated("vec_pw", "vec_pw > 1 needs a pw dimension", "computation has none");
+    const auto& d = p.dims[p.reduce_dims.back()];
+    if (d.strided)
+      violated("vec_pw", "vec_pw > 1: blocked innermost pw dimension",
+               "dimension '" + d.name + "' is strided");
+    if (d.t_rm % cfg.vec_pw != 0)
+      violated("vec_pw", "vec_pw > 1: t_rm of the innermost pw dimension a multiple of vec_pw",
+               "dimension '" + d.name + "' t_rm=" + v(d.t_rm) + ", vec_pw=" + v(cfg.vec_pw));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,8 @@ struct config {
   thread_combine thr_combine = thread_combine::shared_tree;  // thr_combine
   block_combine blk_combine = block_combine::second_kernel;  // blk_combine
   std::int64_t vec = 1;  // vec: vector width of output stores along the innermost dimension
+  // vec_pw: vector width of input loads along the innermost reduction (pw) dimension
+  std::int64_t vec_pw = 1;
   // prefetch: 1 = the shared-memory tiles of the next reduction step are loaded into registers
   // while the current one is computed on (hides global-memory latency); 2 = the same with two
   // shared-memory buffers per tile, so one barrier per step instead of two; 0 = off.
@@ -84,6 +87,8 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
   m["thr_combine"] = std::int64_t(c.thr_combine);
   m["blk_combine"] = std::int64_t(c.blk_combine);
   m["vec"] = c.vec;
+  // Only when on: configurations without it keep their map, and so their source and kernel names.
+  if (c.vec_pw != 1) m["vec_pw"] = c.vec_pw;
   m["prefetch"] = c.prefetch;
   return m;
 }
@@ -92,11 +97,11 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
 // and no other name may appear (a typo must not silently fall back to a default).
 inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t rank,
                        std::size_t inputs) {
-  std::size_t used = 0;
+  std::set<std::string> read;
   auto get = [&](const std::string& n) {
     auto it = m.find(n);
     if (it == m.end()) throw error("configuration: parameter '" + n + "' is missing");
-    ++used;
+    read.insert(n);
     return it->second;
   };
   config c;
@@ -120,12 +125,11 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
   c.thr_combine = thread_combine(get("thr_combine"));
   c.blk_combine = block_combine(get("blk_combine"));
   c.vec = get("vec");
-  // Added after the first parameter files were written: absent means off.
+  // Added after the first parameter files were written: absent means off (0, and vec_pw 1).
   if (m.count("prefetch")) c.prefetch = get("prefetch");
-  if (used != m.size()) {
-    for (auto& [n, v] : m)
-      if (!to_map(c).count(n)) throw error("configuration: unknown parameter '" + n + "'");
-  }
+  if (m.count("vec_pw")) c.vec_pw = get("vec_pw");
+  for (auto& [n, v] : m)
+    if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");
   return c;
 }
 

@@ -42,21 +42,26 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
     c.dims.resize(comp.rank());
     c.inputs.resize(comp.inputs.size());
     c.vec = pick(rng, {1, 1, 2, 4});
-    std::size_t last_concat = comp.rank();
-    for (std::size_t d = 0; d < comp.rank(); ++d)
+    c.vec_pw = pick(rng, {1, 1, 2, 4});
+    std::size_t last_concat = comp.rank(), last_pw = comp.rank();
+    for (std::size_t d = 0; d < comp.rank(); ++d) {
       if (comp.dims[d].combine == ir::combine_kind::concat) last_concat = d;
+      if (comp.dims[d].combine == ir::combine_kind::pointwise) last_pw = d;
+    }
+    if (last_pw == comp.rank()) c.vec_pw = 1;
     for (std::size_t d = 0; d < comp.rank(); ++d) {
       auto& x = c.dims[d];
       std::int64_t n = sizes[d];
       bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum;
       x.thr = scan ? 1 : std::min(n + 2, pick(rng, {1, 1, 2, 3, 4, 5, 8, 16, 32, 64}));
       x.blk = scan ? 1 : (uniform(rng, 0, 2) == 0 ? 1 : uniform(rng, 1, n));
-      x.t_rm =
-          d == last_concat && c.vec > 1 ? c.vec * pick(rng, {1, 1, 2}) : pick(rng, {1, 1, 2, 3, 4});
+      // the vector dimensions: blocked, whole groups of vec (vec_pw) slots
+      const std::int64_t width = d == last_concat ? c.vec : d == last_pw ? c.vec_pw : 1;
+      x.t_rm = width > 1 ? width * pick(rng, {1, 1, 2}) : pick(rng, {1, 1, 2, 3, 4});
       std::int64_t step = x.thr * x.t_rm;
       x.t_sm =
           uniform(rng, 0, 5) == 0 ? step * uniform(rng, 1, n + 2) : step * pick(rng, {1, 1, 2, 3});
-      x.strided = !(d == last_concat && c.vec > 1) && uniform(rng, 0, 1) == 1;
+      x.strided = width == 1 && uniform(rng, 0, 1) == 1;
       x.thr_map = int(uniform(rng, 0, 2));
       x.blk_map = int(uniform(rng, 0, 2));
     }
@@ -80,6 +85,7 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
       c.thr_combine = thread_combine::shared_tree;
       if (c.blk_combine == block_combine::atomic) c.blk_combine = block_combine::second_kernel;
       c.vec = 1;
+      c.vec_pw = 1;
       c.prefetch = 0;
       try {
         check(c, comp, sizes, lim);
@@ -94,7 +100,8 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
 
 // Configurations at the corners: one thread for everything; as many threads as allowed on the
 // innermost dimension; tiles larger than the sizes; every input cached with transpose and pad;
-// every dimension split over blocks (cross-block reductions, both ways).
+// every dimension split over blocks (cross-block reductions, both ways); vector groups along the
+// innermost ++ and pw dimensions.
 inline std::vector<config> edge_configs(const ir::computation& comp,
                                         const std::vector<std::int64_t>& sizes,
                                         const device_limits& limits) {
@@ -148,6 +155,16 @@ inline std::vector<config> edge_configs(const ir::computation& comp,
     break;
   }
   keep(vec4);
+  config pw4 = default_config(comp, sizes);  // float4 groups along the innermost pw dim
+  for (std::size_t d = comp.rank(); d-- > 0;) {
+    if (comp.dims[d].combine != ir::combine_kind::pointwise) continue;
+    auto& x = pw4.dims[d];
+    x.blk = 1, x.t_rm = 4, x.t_sm = ceil_div(sizes[d], x.thr * 4) * x.thr * 4;
+    x.strided = false;
+    pw4.vec_pw = 4;
+    break;
+  }
+  if (pw4.vec_pw == 4) keep(pw4);
   for (auto how : {block_combine::atomic, block_combine::second_kernel}) {
     config split = default_config(comp, sizes);  // every dimension over 2-3 blocks, sizes odd
     for (std::size_t d = 0; d < comp.rank(); ++d) {

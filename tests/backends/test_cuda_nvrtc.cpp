@@ -95,6 +95,19 @@ TEST_CASE("the generated CUDA uses the performance features when configured") {
   CHECK(src.find("atomicAdd") != std::string::npos);
   CHECK(plan.kernels.size() == 2);  // init + main
   CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
+  // float4 loads along k (A) and j (B) at once, float4 stores of C
+  cfg = lower::default_config(c, sizes);
+  cfg.dims[0] = {16, 8, 8, 1, false, 1, 0};
+  cfg.dims[1] = {8, 4, 16, 4, false, 0, 0};
+  cfg.dims[2] = {1, 4, 64, 4, false, 0, 0};  // k: 4 threads of 4 registers, 4 rm steps
+  cfg.vec = 4, cfg.vec_pw = 4;
+  cfg.thr_combine = lower::thread_combine::warp_shuffle;
+  plan = lower::lower(c, sizes, cfg, lower::h200_limits());
+  src = cuda::emit(plan);
+  CHECK(src.find("const float4 wp0 = (pvg && v0) ? *(const float4*)(&in0[64 * e0 + peg])") !=
+        std::string::npos);
+  CHECK(src.find("*(const float4*)(&in1[eg + 128 * e2])") != std::string::npos);
+  CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
 }
 
 TEST_CASE("module cache: memory and disk, keyed by source and arch") {

@@ -19,7 +19,7 @@ TEST_CASE("OpenCL sweep over expressions/ matches mdh::reference") {
   static opencl::context ctx;
   auto lim = ctx.limits();
   lim.name = "pocl-cpu";
-  int total = 0;
+  int total = 0, vec_pw = 0;
   test::for_each_expression_case([&](std::string_view name, const auto& op, const auto& sizes) {
     const ir::computation& c = mdh::describe(op);
     INFO(name);
@@ -41,11 +41,13 @@ TEST_CASE("OpenCL sweep over expressions/ matches mdh::reference") {
       auto o = test::check_opencl(ctx, plan, in, want, L);
       REQUIRE_MESSAGE(o.mismatch.empty(), o.mismatch, "\n", lower::to_string(plan));
       retried += o.pocl_retry;
+      vec_pw += cfg.vec_pw > 1;
     }
     if (retried)
       MESSAGE(name, ": ", retried, " kernels miscompiled by PoCL loopvec, correct under repl");
     MESSAGE(name, ": ", cfgs.size(), " configurations checked on OpenCL");
     total += int(cfgs.size());
   });
-  MESSAGE(total, " configurations in all");
+  MESSAGE(total, " configurations in all, ", vec_pw, " with vec_pw > 1");
+  CHECK(vec_pw > 20);
 }

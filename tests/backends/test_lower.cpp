@@ -62,6 +62,29 @@ TEST_CASE("check names the parameter and the constraint") {
   bad = cfg;
   bad.vec = 3;
   expect(bad, "vec in {1, 2, 4}");
+  // vec_pw: the innermost pw dimension (k) blocked, its t_rm a multiple of vec_pw
+  bad = cfg;
+  bad.vec_pw = 3;
+  expect(bad, "vec_pw in {1, 2, 4}");
+  auto pw = cfg;
+  pw.dims[2].thr = 1, pw.dims[2].t_rm = 4, pw.dims[2].t_sm = 64, pw.vec_pw = 4;
+  CHECK_NOTHROW(check(pw, c, sizes, h200_limits()));
+  bad = pw;
+  bad.dims[2].t_rm = 2;
+  expect(bad,
+         "configuration violates 'vec_pw > 1: t_rm of the innermost pw dimension a multiple "
+         "of vec_pw' (parameter vec_pw): dimension 'k' t_rm=2, vec_pw=4");
+  bad = pw;
+  bad.dims[2].strided = true;
+  expect(bad,
+         "'vec_pw > 1: blocked innermost pw dimension' (parameter vec_pw): dimension 'k' "
+         "is strided");
+  auto bc = test::broadcast4d();
+  std::vector<std::int64_t> bs{2, 3, 4, 8};
+  auto bcfg = default_config(bc, bs);
+  bcfg.vec_pw = 2;
+  CHECK_THROWS_WITH_AS(check(bcfg, bc, bs, h200_limits()),
+                       doctest::Contains("vec_pw > 1 needs a pw dimension"), error);
   auto mc = test::max_count();
   std::vector<std::int64_t> ms{8, 64};
   auto mcfg = default_config(mc, ms);

@@ -271,6 +271,207 @@ std::vector<explicit_case> explicit_cases() {
   return v;
 }
 
+// vec_pw: an explicit configuration, the substrings its OpenCL source must and must not contain.
+struct vec_pw_case {
+  std::string what;
+  std::string op;
+  sizes_t sizes;
+  lower::config cfg;
+  std::vector<std::string> expect, absent;
+};
+
+// dot (k): A(k) input 0, B(k) input 1. matvec (i, k): M(i, k), v(k). softmax_stats and
+// layernorm_stats (r, c): X(r, c). batch_matmul_nt (b1, b2, i, j, k): A(.., i, k), B(.., j, k).
+// Sizes divisible by the vector and not (partial groups, unaligned rows or chunks).
+std::vector<vec_pw_case> vec_pw_cases() {
+  std::vector<vec_pw_case> v;
+  auto with = [](lower::config c, std::int64_t vec_pw) {
+    c.vec_pw = vec_pw;
+    return c;
+  };
+  const ir::computation dot = mdh::describe(ops::dot());
+  {
+    sizes_t s{1024};
+    auto c = plain(dot, s);
+    set_dim(c, 0, 1, 64, 4, 1024);
+    v.push_back({"dot 1024, one float4 per thread and step",
+                 "dot",
+                 s,
+                 with(c, 4),
+                 {"const float4 wp0 = (pvg) ? vload4(0, &in0[peg]) : (float4)(0.0f);",
+                  "const float4 wp1 = (pvg) ? vload4(0, &in1[peg]) : (float4)(0.0f);",
+                  "const float x0 = pvg ? ((const float*)&wp0)[prl] : in0[e0];"},
+                 {}});
+  }
+  {
+    sizes_t s{1000};
+    auto c = plain(dot, s);
+    set_dim(c, 0, 1, 64, 8, 1000);  // 2 rm steps of 512, the second partial
+    v.push_back({"dot 1000, two float4 per thread",
+                 "dot",
+                 s,
+                 with(c, 4),
+                 {"for (int prg = 0; prg < 8; prg += 4) {", "vload4(0, &in0[peg])"},
+                 {}});
+    set_dim(c, 0, 2, 16, 4, 128);  // chunks of 500 in 4 sm tiles
+    c.blk_combine = lower::block_combine::atomic;
+    v.push_back({"dot 1000 over 2 blocks, atomics",
+                 "dot",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in0[peg])", "mdh_atomic_combine0("},
+                 {}});
+    set_dim(c, 0, 3, 16, 4, 128);  // chunks of 334: groups not aligned, scalar loads
+    c.blk_combine = lower::block_combine::second_kernel;
+    v.push_back({"dot 1000 over 3 blocks, unaligned chunks",
+                 "dot",
+                 s,
+                 with(c, 4),
+                 {"for (int r0 = 0; r0 < 4; ++r0) {"},
+                 {"wp0"}});
+  }
+  {
+    sizes_t s{129};
+    auto c = plain(dot, s);
+    set_dim(c, 0, 1, 8, 4, 129);  // the group 128..131 is partial: scalar loads
+    v.push_back(
+        {"dot 129, partial last group", "dot", s, with(c, 4), {"vload4(0, &in0[peg])"}, {}});
+    v.push_back({"dot 129, float2", "dot", s, with(c, 2), {"vload2(0, &in1[peg])"}, {}});
+  }
+  const ir::computation mv = mdh::describe(ops::matvec());
+  {
+    sizes_t s{37, 1000};
+    auto c = plain(mv, s);
+    set_dim(c, 0, 5, 4, 2, 8, 1), set_dim(c, 1, 1, 16, 8, 1000, 0);
+    v.push_back({"matvec 37x1000, M and v as float4",
+                 "matvec",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in0[1000 * e0 + peg])", "vload4(0, &in1[peg])"},
+                 {}});
+    set_dim(c, 0, 10, 4, 1, 4, 1), set_dim(c, 1, 1, 16, 4, 256, 0);
+    cache(c, 1, false, 0);
+    c.prefetch = 1;
+    v.push_back({"matvec 37x1000, v cached and prefetched",
+                 "matvec",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in0[1000 * e0 + peg])", "if (st + 1 < 4)"},
+                 {"vload4(0, &in1[peg])"}});
+    c.prefetch = 2;
+    v.push_back({"matvec 37x1000, v cached, two buffers",
+                 "matvec",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in0[1000 * e0 + peg])", "if (st + 2 < 4)"},
+                 {}});
+  }
+  {
+    sizes_t s{13, 129};  // rows of 129: M stays scalar; vec 2 stores along i
+    auto c = plain(mv, s);
+    set_dim(c, 0, 4, 2, 2, 4, 1), set_dim(c, 1, 1, 8, 4, 129, 0);
+    c.vec = 2;
+    v.push_back({"matvec 13x129 with vec 2",
+                 "matvec",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in1[peg])", "vstore2("},
+                 {"vload4(0, &in0["}});
+  }
+  const ir::computation sm = mdh::describe(ops::softmax_stats());
+  {
+    sizes_t s{7, 128};
+    auto c = plain(sm, s);
+    set_dim(c, 0, 2, 4, 1, 4, 1), set_dim(c, 1, 2, 8, 4, 32, 0);
+    v.push_back({"softmax_stats 7x128 over 2 blocks (second kernel)",
+                 "softmax_stats",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in0[128 * e0 + peg])"},
+                 {}});
+    sizes_t s2{5, 130};
+    auto c2 = plain(sm, s2);
+    set_dim(c2, 0, 1, 5, 1, 5, 1), set_dim(c2, 1, 1, 8, 2, 130, 0);
+    v.push_back({"softmax_stats 5x130, float2",
+                 "softmax_stats",
+                 s2,
+                 with(c2, 2),
+                 {"vload2(0, &in0[130 * e0 + peg])"},
+                 {}});
+    sizes_t s3{5, 129};
+    auto c3 = plain(sm, s3);
+    set_dim(c3, 0, 1, 5, 1, 5, 1), set_dim(c3, 1, 1, 8, 4, 129, 0);
+    v.push_back(
+        {"softmax_stats 5x129, rows unaligned", "softmax_stats", s3, with(c3, 4), {}, {"wp0"}});
+  }
+  const ir::computation ln = mdh::describe(ops::layernorm_stats());
+  {
+    sizes_t s{6, 1000};
+    auto c = plain(ln, s);
+    set_dim(c, 0, 1, 2, 3, 6, 1), set_dim(c, 1, 2, 32, 8, 256, 0);
+    c.blk_combine = lower::block_combine::atomic;
+    v.push_back({"layernorm_stats 6x1000 over 2 blocks, atomics",
+                 "layernorm_stats",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in0[1000 * e0 + peg])", "mdh_atomic_combine1("},
+                 {}});
+    sizes_t s2{6, 129};
+    auto c2 = plain(ln, s2);
+    set_dim(c2, 0, 1, 2, 3, 6, 1), set_dim(c2, 1, 1, 32, 4, 129, 0);
+    v.push_back({"layernorm_stats 6x129", "layernorm_stats", s2, with(c2, 4), {}, {}});
+  }
+  const ir::computation mm = mdh::describe(ops::matmul());
+  {
+    // vec along j (B, C) and vec_pw along k (A) at once: the k group outside the j group
+    sizes_t s{16, 32, 64};
+    auto c = plain(mm, s);
+    set_dim(c, 0, 2, 4, 2, 8, 1), set_dim(c, 1, 1, 8, 4, 32, 0), set_dim(c, 2, 1, 1, 4, 16);
+    c.vec = 4;
+    v.push_back({"matmul 16x32x64, vec 4 and vec_pw 4",
+                 "matmul",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in0[64 * e0 + peg])", "vload4(0, &in1[eg + 32 * e2])", "vstore4("},
+                 {}});
+  }
+  {
+    sizes_t s{17, 19, 132};
+    auto c = plain(mm, s);
+    set_dim(c, 0, 3, 2, 3, 6, 1), set_dim(c, 1, 2, 4, 2, 8, 0), set_dim(c, 2, 1, 1, 8, 32);
+    cache(c, 1, false, 0);
+    c.prefetch = 1;
+    v.push_back({"matmul 17x19x132, B cached and prefetched",
+                 "matmul",
+                 s,
+                 with(c, 4),
+                 {"vload4(0, &in0[132 * e0 + peg])", "float pf1["},
+                 {}});
+  }
+  {
+    sizes_t s{17, 19, 129};
+    auto c = plain(mm, s);
+    set_dim(c, 0, 3, 2, 3, 6, 1), set_dim(c, 1, 2, 4, 2, 8, 0), set_dim(c, 2, 2, 2, 4, 32);
+    c.blk_combine = lower::block_combine::atomic;
+    v.push_back({"matmul 17x19x129 over 2 blocks along k", "matmul", s, with(c, 4), {}, {"wp0"}});
+  }
+  {
+    // B(b1, b2, j, k) depends on j: the k group innermost, both operands as float4
+    const ir::computation nt = mdh::describe(ops::batch_matmul<float, false, true>());
+    sizes_t s{2, 2, 16, 24, 20};
+    auto c = plain(nt, s);
+    set_dim(c, 2, 2, 4, 2, 8, 1), set_dim(c, 3, 1, 6, 4, 24, 0), set_dim(c, 4, 1, 1, 4, 20);
+    c.vec = 4;
+    v.push_back({"batch_matmul_nt, vec 4 and vec_pw 4",
+                 "batch_matmul_nt",
+                 s,
+                 with(c, 4),
+                 {"20 * e2 + peg])", "20 * e3 + peg])"},
+                 {}});
+  }
+  return v;
+}
+
 template <class Visit>
 void with_operator(const std::string& name, Visit&& visit) {
   if (name == "matmul") return visit(ops::matmul());
@@ -279,6 +480,10 @@ void with_operator(const std::string& name, Visit&& visit) {
   if (name == "bias_add_grad") return visit(ops::bias_add_grad());
   if (name == "batch_matmul") return visit(ops::batch_matmul<float>());
   if (name == "batch_matmul_nt") return visit(ops::batch_matmul<float, false, true>());
+  if (name == "dot") return visit(ops::dot());
+  if (name == "matvec") return visit(ops::matvec());
+  if (name == "softmax_stats") return visit(ops::softmax_stats());
+  if (name == "layernorm_stats") return visit(ops::layernorm_stats());
   FAIL("unknown operator ", name);
 }
 
@@ -475,6 +680,41 @@ TEST_CASE("prefetch 2: a barrier between a thread combine and the next step's fi
   CHECK(line_after(cuda::emit(lower::lower(mm, s, c, lim)), marker) != "__syncthreads();");
 }
 
+TEST_CASE("vec_pw: vector loads along the innermost reduction in the generated source") {
+  const auto lim = lower::pocl_cpu_limits();
+  for (auto& e : vec_pw_cases()) {
+    INFO(e.what, ": ", lower::to_string(e.cfg));
+    with_operator(e.op, [&](const auto& op) {
+      const ir::computation& c = mdh::describe(op);
+      REQUIRE_NOTHROW(lower::check(e.cfg, c, e.sizes, lim));
+      const std::string src = opencl::emit(lower::lower(c, e.sizes, e.cfg, lim));
+      for (auto& x : e.expect) CHECK_MESSAGE(contains(src, x), "missing: ", x, "\n", src);
+      for (auto& x : e.absent) CHECK_MESSAGE(!contains(src, x), "unexpected: ", x, "\n", src);
+    });
+  }
+  // CUDA: dot over 256 blocks of 256 threads with 4 registers each: one float4 per operand
+  const ir::computation dot = mdh::describe(ops::dot());
+  const sizes_t s{1 << 20};
+  auto c = plain(dot, s);
+  set_dim(c, 0, 256, 256, 4, 4096);
+  c.vec_pw = 4;
+  const std::string cu = cuda::emit(lower::lower(dot, s, c, lower::h200_limits()));
+  CHECK(contains(cu,
+                 "const float4 wp0 = (pvg) ? *(const float4*)(&in0[peg]) : "
+                 "make_float4(0.0f, 0.0f, 0.0f, 0.0f);"));
+  CHECK(contains(cu, "const float x1 = pvg ? ((const float*)&wp1)[prl] : in1[e0];"));
+  c.vec_pw = 1;
+  CHECK_FALSE(contains(cuda::emit(lower::lower(dot, s, c, lower::h200_limits())), "float4"));
+  // in the search space (round trip), but not strided
+  c.vec_pw = 4;
+  auto space = tuning::make_search_space(dot, s, lower::h200_limits());
+  auto a = tuning::to_space_configuration(c, dot, s);
+  CHECK(space.find(a).has_value());
+  CHECK(tuning::to_config(a, dot, s) == c);
+  c.dims[0].strided = true;
+  CHECK_FALSE(space.find(tuning::to_space_configuration(c, dot, s)).has_value());
+}
+
 TEST_CASE("check: prefetch needs a cached input, a reduction and few staged elements") {
   const auto lim = lower::h200_limits();
   const ir::computation mm = mdh::describe(ops::matmul());
@@ -560,6 +800,44 @@ TEST_CASE("OpenCL: explicit prefetch / vector copy configurations") {
 #endif
 }
 
+TEST_CASE("OpenCL: vec_pw configurations and start configurations match mdh::reference") {
+#ifndef MDH_WITH_OPENCL
+  MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
+#else
+  std::string why;
+  opencl::context* ctx = shared_context(why);
+  if (!ctx) {
+    MESSAGE("SKIPPED: no OpenCL device: ", why);
+    return;
+  }
+  int total = 0;
+  for (auto& e : vec_pw_cases()) {
+    INFO(e.what);
+    with_operator(e.op,
+                  [&](const auto& op) { total += run_configs(*ctx, op, e.sizes, {e.cfg}, 9); });
+  }
+  // the tuner's vec_pw starts of the streaming reductions, at sizes that divide and do not
+  const auto lim = cl_limits(*ctx);
+  struct work {
+    std::string op;
+    sizes_t sizes;
+  };
+  for (const work& w : {work{"dot", {1000}}, work{"dot", {4099}}, work{"matvec", {37, 1000}},
+                        work{"matvec", {9, 129}}, work{"softmax_stats", {7, 128}},
+                        work{"layernorm_stats", {6, 1000}}}) {
+    with_operator(w.op, [&](const auto& op) {
+      const ir::computation& c = mdh::describe(op);
+      std::vector<lower::config> vectors;
+      for (auto& s : tuning::start_configurations(c, w.sizes, lim))
+        if (s.vec_pw > 1) vectors.push_back(s);
+      CHECK_MESSAGE(!vectors.empty(), w.op, " ", to_string(w.sizes), ": no vec_pw start");
+      total += run_configs(*ctx, op, w.sizes, spread(vectors, 4), 13);
+    });
+  }
+  MESSAGE(total, " vec_pw configurations checked on ", lim.name);
+#endif
+}
+
 TEST_CASE("a parameter map without prefetch loads with prefetch off") {
   const ir::computation mm = mdh::describe(ops::matmul());
   auto c = lower::default_config(mm, {64, 64, 64});
@@ -576,6 +854,14 @@ TEST_CASE("a parameter map without prefetch loads with prefetch off") {
   nlohmann::json j = c;
   j.erase("prefetch");
   CHECK(lower::config_from_json(j, mm) == c);
+  // vec_pw: written only when on, absent = 1
+  CHECK_FALSE(m.count("vec_pw"));
+  c.vec_pw = 4;
+  auto with_pw = lower::to_map(c);
+  CHECK(with_pw.at("vec_pw") == 4);
+  CHECK(lower::from_map(with_pw, 3, 2) == c);
+  with_pw["vec_pw"] = 1;
+  CHECK(lower::from_map(with_pw, 3, 2).vec_pw == 1);
   // still strict about everything else
   auto typo = m;
   typo["prefech"] = 1;
