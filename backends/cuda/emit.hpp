@@ -126,6 +126,18 @@ class dialect final : public lower::c_dialect {
     }
     return s + "}\n";
   }
+  std::string global_fence() const override { return "__threadfence();"; }
+  std::string shared_int(const std::string& name) const override {
+    return "__shared__ int " + name + ";";
+  }
+  std::string atomic_inc(const std::string& addr) const override {
+    return "atomicAdd(" + addr + ", 1)";
+  }
+  // ld.global.cg: cached in L2 only, so no stale L1 line (no __ldcg overload for bool).
+  std::string coherent_load(scalar_type t, const std::string& lvalue) const override {
+    if (t == scalar_type::boolean) return "*(const volatile bool*)&" + lvalue;
+    return "__ldcg(&" + lvalue + ")";
+  }
 };
 
 // The CUDA source of a plan (all its kernels in one translation unit).

@@ -50,6 +50,11 @@ class program {
     }
     for (auto& g : plan_.partials)
       partials_.emplace_back(std::size_t(g.elements) * size_of(g.type));
+    // Zeroed once: the kernel leaves every counter at zero again (last-block combine).
+    for (auto& g : plan_.counters) {
+      std::vector<unsigned char> zero(std::size_t(g.elements) * size_of(g.type), 0);
+      partials_.emplace_back(std::span<const unsigned char>(zero));
+    }
   }
   ~program() {
     if (mod_) driver_table().cuModuleUnload(mod_);
@@ -62,6 +67,8 @@ class program {
 
   // Launches every kernel of the plan, in order, on `s` (inputs, then outputs, in computation
   // order; device pointers to dense row-major arrays of the plan's shapes). Asynchronous.
+  // Launches of one program must not run concurrently (e.g. on two streams): they share the
+  // partials and counters buffers.
   void launch(std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs,
               CUstream s = nullptr) {
     if (inputs.size() != plan_.inputs.size() || outputs.size() != plan_.outputs.size())
@@ -145,7 +152,7 @@ class program {
   std::shared_ptr<const compiled_module> module_;
   CUmodule mod_ = nullptr;
   std::vector<CUfunction> functions_;
-  std::vector<device_buffer<unsigned char>> partials_;
+  std::vector<device_buffer<unsigned char>> partials_;  // then the counters, as in params
 };
 
 }  // namespace mdh::cuda

@@ -122,6 +122,18 @@ class dialect final : public lower::c_dialect {
     }
     return s + "}\n";
   }
+  std::string global_fence() const override { return "mem_fence(CLK_GLOBAL_MEM_FENCE);"; }
+  // OpenCL C 1.2 allows __local variables only at kernel function scope: printed there.
+  std::string shared_int(const std::string& name) const override {
+    return "__local int " + name + ";";
+  }
+  std::string atomic_inc(const std::string& addr) const override {
+    return "atomic_inc(" + addr + ")";
+  }
+  std::string coherent_load(scalar_type t, const std::string& lvalue) const override {
+    std::string e = t == scalar_type::boolean ? "uchar" : type(t);  // as in global_param
+    return "*(volatile __global const " + e + "*)&" + lvalue;
+  }
 };
 
 // The OpenCL C source of a plan (all its kernels in one program).

@@ -179,6 +179,11 @@ class program {
     }
     for (auto& g : plan_.partials)
       partials_.emplace_back(c, std::size_t(g.elements) * size_of(g.type));
+    // Zeroed once: the kernel leaves every counter at zero again (last-block combine).
+    for (auto& g : plan_.counters) {
+      std::vector<unsigned char> zero(std::size_t(g.elements) * size_of(g.type), 0);
+      partials_.emplace_back(c, zero.size(), zero.data());
+    }
   }
   ~program() {
     for (auto k : kernels_) clReleaseKernel(k);
@@ -190,6 +195,7 @@ class program {
   const std::string& source() const { return source_; }
 
   // Runs all kernels of the plan on device buffers (inputs then outputs, in computation order).
+  // Launches of one program must not run concurrently: they share the partials and counters.
   void launch(std::span<const cl_mem> inputs, std::span<const cl_mem> outputs) {
     if (inputs.size() != plan_.inputs.size() || outputs.size() != plan_.outputs.size())
       throw error("launch of " + plan_.name + ": expected " + std::to_string(plan_.inputs.size()) +
@@ -245,7 +251,7 @@ class program {
   std::string source_;
   cl_program prog_ = nullptr;
   std::vector<cl_kernel> kernels_;
-  std::vector<buffer> partials_;
+  std::vector<buffer> partials_;  // then the counters, as in the kernels' parameters
 };
 
 }  // namespace mdh::opencl

@@ -159,9 +159,11 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
   bool reduces = comp.has_reduction();
   ps.emplace_back("thr_combine", reduces && limits.cuda ? atf::set({int64_t{0}, int64_t{1}})
                                                         : atf::set({int64_t{0}}));
-  ps.emplace_back("blk_combine", reduces && lower::detail::atomic_supported(comp, limits)
-                                     ? atf::set({int64_t{0}, int64_t{1}})
-                                     : atf::set({int64_t{1}}));
+  // 0 atomics (when the operator and types have them), 1 second kernel, 2 last block
+  ps.emplace_back("blk_combine", !reduces ? atf::set({int64_t{1}})
+                                 : lower::detail::atomic_supported(comp, limits)
+                                     ? atf::set({int64_t{0}, int64_t{1}, int64_t{2}})
+                                     : atf::set({int64_t{1}, int64_t{2}}));
 
   // vector stores along the innermost ++ dimension: blocked, t_rm a multiple of vec
   int last_cc = -1;

@@ -149,8 +149,8 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
     c.blk_combine = lower::block_combine::second_kernel;
     return c;
   };
-  // Splits the reduction dimension r over blocks until the grid holds ~2 blocks per SM; both
-  // ways of combining the blocks' partial results.
+  // Splits the reduction dimension r over blocks until the grid holds ~2 blocks per SM; the
+  // blocks' partial results combined by the last block (one launch, deterministic) or atomics.
   auto with_split = [&](lower::config c, std::size_t r) {
     keep(c);
     const int64_t blocks = detail::block_count(c);
@@ -160,7 +160,7 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
       if (f < 2) continue;  // one block along r is the unsplit configuration kept above
       lower::config s = c;
       detail::split_dim(s.dims[r], sizes[r], f);
-      s.blk_combine = lower::block_combine::second_kernel;
+      s.blk_combine = lower::block_combine::last_block;
       keep(s);
       s.blk_combine = lower::block_combine::atomic;
       keep(s);

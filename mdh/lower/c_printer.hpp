@@ -57,6 +57,13 @@ class c_dialect {
   // A function `void name(ptr, value)` combining value into *ptr atomically with operator kind.
   virtual std::string atomic_helper(const std::string& name, scalar_type t, ir::builtin kind,
                                     const std::string& combine_expr) const = 0;
+  // For the last-block combine: a statement making this thread's global writes visible to the
+  // other blocks; a block-shared int; atomic increment of an int (the old value); a read of a
+  // global lvalue that sees other blocks' writes (no stale cache line).
+  virtual std::string global_fence() const = 0;
+  virtual std::string shared_int(const std::string& name) const = 0;
+  virtual std::string atomic_inc(const std::string& addr) const = 0;
+  virtual std::string coherent_load(scalar_type t, const std::string& lvalue) const = 0;
 };
 
 namespace detail {
@@ -324,6 +331,7 @@ class c_printer {
     for (auto& g : p_.inputs) add(g, true);
     for (auto& g : p_.outputs) add(g, false);
     for (auto& g : p_.partials) add(g, false);
+    for (auto& g : p_.counters) add(g, false);
     return s;
   }
 
@@ -787,6 +795,8 @@ class c_printer {
                   (t.buffers > 1 ? "_b" : "") + " = (" + d_.local_ptr(p_.inputs[t.input].type) +
                   ")(mdh_smem + " + detail::num(t.offset_bytes) + ");");
     }
+    if (p_.blk_combine == block_combine_kind::last_block)
+      out_.line(d_.shared_int("mdh_last") + "  // is this block the last of its group?");
     const std::string acc_n = detail::num(p_.acc_count);
     // ---- loops over the ++ dims (sm tiles, then rm steps)
     for (auto j : p_.concat_dims)
@@ -1003,7 +1013,88 @@ class c_printer {
     print_write(outer);
     for (std::size_t j = 0; j < 2 * p_.scan_dims.size(); ++j) out_.line("}");
     for (std::size_t j = 0; j < 2 * p_.concat_dims.size(); ++j) out_.line("}");
+    if (p_.blk_combine == block_combine_kind::last_block) print_last_block();
     out_.line("}");
+  }
+
+  // After writing its partials, each block counts itself in its group's counter; the last one
+  // to arrive combines the group's partials (all RB blocks, in block order, as the second
+  // kernel does) and writes the outputs, then resets the counter for the next launch.
+  void print_last_block() {
+    const std::int64_t RB = p_.red_blocks;
+    out_.line("{  // ---- the last of the " + detail::num(RB) +
+              " blocks sharing these output points combines their partials");
+    out_.line(d_.global_fence() + "  // this block's partials are visible before it is counted");
+    out_.line(d_.barrier());
+    // The group: the blocks that differ only along reduction dimensions.
+    std::string grp;
+    std::int64_t w = 1;
+    for (std::size_t j = p_.dims.size(); j-- > 0;) {
+      const auto& d = p_.dims[j];
+      if (d.role == dim_role::reduce || d.blk == 1) continue;
+      std::string term = "b" + std::to_string(j) + (w == 1 ? "" : " * " + detail::num(w));
+      grp = grp.empty() ? term : term + " + " + grp;
+      w *= d.blk;
+    }
+    out_.line("const int grp = " + (grp.empty() ? std::string("0") : grp) + ";");
+    out_.line("if (tid == 0) mdh_last = " + d_.atomic_inc("&cnt[grp]") +
+              " == " + detail::num(RB - 1) + ";");
+    out_.line(d_.barrier());
+    out_.line("if (mdh_last) {");
+    out_.line(d_.global_fence() + "  // the other blocks' partials are read after the count");
+    // The group's points: the block's chunk of every ++ dimension (scan dims: all of it).
+    std::int64_t n = 1;
+    std::vector<std::int64_t> W(p_.dims.size(), 0);
+    for (std::size_t j = p_.dims.size(); j-- > 0;)
+      if (p_.dims[j].role != dim_role::reduce) W[j] = n, n *= p_.dims[j].chunk;
+    out_.line("for (idx_t i = tid; i < " + detail::num(n) + "; i += " + detail::num(p_.threads) +
+              ") {");
+    std::string past;
+    for (std::size_t j = 0; j < p_.dims.size(); ++j) {
+      const auto& d = p_.dims[j];
+      if (d.role == dim_role::reduce) continue;
+      const std::string J = std::to_string(j);
+      std::string e = W[j] == 1 ? "i" : "(i / " + detail::num(W[j]) + ")";
+      if (W[j] * d.chunk != n) e += " % " + detail::num(d.chunk);
+      if (d.blk > 1) e = "b" + J + " * " + detail::num(d.chunk) + " + " + e;
+      out_.line("const idx_t e" + J + " = " + e + ";");
+      if (d.blk * d.chunk != d.size)
+        past += (past.empty() ? "" : " || ") + ("e" + J + " >= " + detail::num(d.size));
+    }
+    if (!past.empty()) out_.line("if (" + past + ") continue;  // past the end of the dimension");
+    out_.line("const idx_t p = " + point_index() + ";");
+    print_combine_partials(
+        [&](scalar_type t, const std::string& x) { return d_.coherent_load(t, x); }, true);
+    out_.line("}");
+    out_.line("if (tid == 0) cnt[grp] = 0;  // ready for the next launch");
+    out_.line("}");
+    out_.line("}");
+  }
+
+  // acc<r> := (+) over the RB blocks' partials of point p in block order, written to the
+  // outputs (e<d> of the point in scope); `load` spells the read of a partials element.
+  // `unroll`: partly unrolled, so that the independent loads are in flight together.
+  void print_combine_partials(
+      const std::function<std::string(scalar_type, const std::string&)>& load, bool unroll) {
+    const std::size_t m = p_.results();
+    std::vector<std::string> vals;
+    for (std::size_t r = 0; r < m; ++r) {
+      std::string R = std::to_string(r);
+      out_.line(d_.type(p_.acc_type(r)) + " acc" + R + " = " +
+                load(p_.acc_type(r), p_.partials[r].name + "[p]") + ";");
+      vals.push_back("acc" + R);
+    }
+    if (unroll && !d_.unroll().empty()) out_.line(d_.unroll() + " 16");
+    out_.line("for (int rb = 1; rb < " + detail::num(p_.red_blocks) + "; ++rb) {");
+    std::string c = "mdh_combine(";
+    for (std::size_t r = 0; r < m; ++r) c += "&acc" + std::to_string(r) + ", ";
+    for (std::size_t r = 0; r < m; ++r)
+      c += load(p_.acc_type(r),
+                p_.partials[r].name + "[(idx_t)rb * " + detail::num(p_.points) + " + p]") +
+           (r + 1 < m ? ", " : ");");
+    out_.line(c);
+    out_.line("}");
+    print_output_writes(vals, false);
   }
 
   void print_thread_combine() {
@@ -1152,10 +1243,10 @@ class c_printer {
 
   void print_write(const std::vector<std::size_t>& outer) {
     const std::size_t m = p_.results();
-    out_.line(std::string("// ---- write: ") +
-              (p_.blk_combine == block_combine_kind::atomic          ? "atomic combine into outputs"
-               : p_.blk_combine == block_combine_kind::second_kernel ? "this block's partials"
-                                                                     : "outputs"));
+    out_.line(std::string("// ---- write: ") + (p_.blk_combine == block_combine_kind::atomic
+                                                    ? "atomic combine into outputs"
+                                                : !p_.partials.empty() ? "this block's partials"
+                                                                       : "outputs"));
     out_.line("if (r_tid == 0) {");
     const bool vp = vec_path() && p_.blk_combine == block_combine_kind::none;
     for (auto j : outer) {
@@ -1210,7 +1301,7 @@ class c_printer {
     std::string ai = acc_index(outer);
     std::vector<std::string> vals;
     for (std::size_t r = 0; r < m; ++r) vals.push_back("acc" + std::to_string(r) + "[" + ai + "]");
-    if (p_.blk_combine == block_combine_kind::second_kernel) {
+    if (!p_.partials.empty()) {
       std::string rb = mixed_radix(p_.reduce_dims, "b", true);
       for (std::size_t r = 0; r < m; ++r)
         out_.line(p_.partials[r].name + "[(idx_t)(" + rb + ") * " + detail::num(p_.points) + " + " +
@@ -1244,25 +1335,13 @@ class c_printer {
         out_.line("const idx_t e" + J + " = (p / " + detail::num(W[j]) + ") % " +
                   detail::num(p_.dims[j].size) + ";");
     }
-    std::vector<std::string> vals;
     if (init) {
+      std::vector<std::string> vals;
       for (std::size_t r = 0; r < m; ++r) vals.push_back(identity(r));
+      print_output_writes(vals, false);
     } else {
-      for (std::size_t r = 0; r < m; ++r) {
-        std::string R = std::to_string(r);
-        out_.line(d_.type(p_.acc_type(r)) + " acc" + R + " = " + p_.partials[r].name + "[p];");
-        vals.push_back("acc" + R);
-      }
-      out_.line("for (int rb = 1; rb < " + detail::num(p_.red_blocks) + "; ++rb) {");
-      std::string c = "mdh_combine(";
-      for (std::size_t r = 0; r < m; ++r) c += "&acc" + std::to_string(r) + ", ";
-      for (std::size_t r = 0; r < m; ++r)
-        c += p_.partials[r].name + "[(idx_t)rb * " + detail::num(p_.points) + " + p]" +
-             (r + 1 < m ? ", " : ");");
-      out_.line(c);
-      out_.line("}");
+      print_combine_partials([](scalar_type, const std::string& x) { return x; }, false);
     }
-    print_output_writes(vals, false);
     out_.line("}");
     out_.line("}");
   }

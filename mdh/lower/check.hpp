@@ -114,8 +114,9 @@ inline void check(const config& cfg, const ir::computation& comp,
       cfg.thr_combine != thread_combine::warp_shuffle)
     violated("thr_combine", "thr_combine in {0 = shared tree, 1 = warp shuffle}",
              v(std::int64_t(cfg.thr_combine)));
-  if (cfg.blk_combine != block_combine::atomic && cfg.blk_combine != block_combine::second_kernel)
-    violated("blk_combine", "blk_combine in {0 = atomic, 1 = second kernel}",
+  if (cfg.blk_combine != block_combine::atomic && cfg.blk_combine != block_combine::second_kernel &&
+      cfg.blk_combine != block_combine::last_block)
+    violated("blk_combine", "blk_combine in {0 = atomic, 1 = second kernel, 2 = last block}",
              v(std::int64_t(cfg.blk_combine)));
 
   kernel_plan p = passes::run_all(comp, sizes, cfg, limits);
@@ -123,7 +124,7 @@ inline void check(const config& cfg, const ir::computation& comp,
   if (p.threads > limits.max_threads_per_block)
     violated("thr_*", "threads per block <= " + v(limits.max_threads_per_block),
              v(p.threads) + " threads");
-  const auto& l = p.kernels.at(p.kernels.size() - (p.partials.empty() ? 1 : 2)).launch;
+  const auto& l = main_kernel(p).launch;
   for (int a = 0; a < 3; ++a) {
     if (l.block[a] > limits.max_block[a])
       violated("thr_map_*", std::string("block.") + axis[a] + " <= " + v(limits.max_block[a]),
@@ -141,10 +142,12 @@ inline void check(const config& cfg, const ir::computation& comp,
         v(p.acc_count * std::int64_t(p.results())));
   if (unrolled > max_unrolled)
     violated("t_rm_*", "product of all t_rm <= " + v(max_unrolled), v(unrolled));
-  if (p.shared_bytes > limits.shared_per_block_optin)
+  // The last-block combine adds a static int (the "am I last" flag) next to the pool.
+  const std::int64_t flag_bytes = p.blk_combine == block_combine_kind::last_block ? 4 : 0;
+  if (p.shared_bytes + flag_bytes > limits.shared_per_block_optin)
     violated("t_sm_*/cache_*", "shared memory <= " + v(limits.shared_per_block_optin) + " bytes",
-             v(p.shared_bytes) + " bytes (tiles " + v(p.tiles_bytes) + ", combine scratch " +
-                 v(p.scratch_bytes) + ")");
+             v(p.shared_bytes + flag_bytes) + " bytes (tiles " + v(p.tiles_bytes) +
+                 ", combine scratch " + v(p.scratch_bytes) + ")");
   if (p.thread_combine_needed && cfg.thr_combine == thread_combine::warp_shuffle) {
     if (!limits.cuda)
       violated("thr_combine", "warp shuffles need a CUDA device", "device " + limits.name);

@@ -20,8 +20,10 @@ namespace mdh::lower {
 enum class cache_kind : std::uint8_t { global = 0, shared = 1 };
 // How the threads of a block that share an output point combine their partial results.
 enum class thread_combine : std::uint8_t { shared_tree = 0, warp_shuffle = 1 };
-// How blocks that share an output point combine (only when a reduction dimension has blk > 1).
-enum class block_combine : std::uint8_t { atomic = 0, second_kernel = 1 };
+// How blocks that share an output point combine (only when a reduction dimension has blk > 1):
+// atomics into the outputs after an init kernel; partials combined by a second kernel; or
+// partials combined by the last block of the group to finish, in the same kernel.
+enum class block_combine : std::uint8_t { atomic = 0, second_kernel = 1, last_block = 2 };
 
 // Per md_hom dimension d. The dimension is cut into `blk` chunks (one per block), each chunk is
 // walked in shared-memory tiles of `t_sm`, each tile in steps of thr*t_rm, and within a step each

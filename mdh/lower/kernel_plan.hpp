@@ -60,7 +60,7 @@ struct smem_tile {
   friend bool operator==(const smem_tile&, const smem_tile&) = default;
 };
 
-enum class block_combine_kind : std::uint8_t { none, atomic, second_kernel };
+enum class block_combine_kind : std::uint8_t { none, atomic, second_kernel, last_block };
 enum class kernel_kind : std::uint8_t { init, main, final_combine };
 
 struct launch_shape {
@@ -87,7 +87,11 @@ struct kernel_plan {
   std::vector<dim_plan> dims;
   std::vector<std::size_t> concat_dims, scan_dims, reduce_dims;  // loop order within each group
   std::vector<global_buffer> inputs, outputs;
-  std::vector<global_buffer> partials;  // one per result component (second kernel only)
+  std::vector<global_buffer> partials;  // one per result component (second kernel, last block)
+  // last block only: one int per group of blocks sharing output points, counting the blocks
+  // that have written their partials. Zeroed once when the runtime creates the program; the
+  // last block resets its group's counter, so launches need no re-initialisation.
+  std::vector<global_buffer> counters;
   std::vector<smem_tile> tiles;
 
   std::int64_t threads = 1;      // per block
@@ -95,6 +99,7 @@ struct kernel_plan {
   std::int64_t acc_count = 1;    // register accumulators per result component and thread
   std::int64_t red_threads = 1;  // R: threads sharing one output point
   std::int64_t red_blocks = 1;   // RB: blocks sharing one output point
+  std::int64_t groups = 1;       // blocks / RB: groups of blocks sharing output points
   std::int64_t points = 1;       // P: iteration points of the non-reduce dimensions
   std::int64_t tiles_bytes = 0, scratch_bytes = 0, shared_bytes = 0;
   bool thread_combine_needed = false;
@@ -115,6 +120,13 @@ inline const char* to_string(dim_role r) {
 }
 inline const char* to_string(kernel_kind k) {
   return k == kernel_kind::init ? "init" : k == kernel_kind::main ? "main" : "final_combine";
+}
+
+// The main kernel (the plan also holds init or final_combine kernels for some block combines).
+inline const kernel& main_kernel(const kernel_plan& p) {
+  for (auto& k : p.kernels)
+    if (k.kind == kernel_kind::main) return k;
+  throw internal_error("kernel plan " + p.name + " has no main kernel");
 }
 
 // A readable dump: the loop nest with its bounds, tiles, combines and launches (.plan.txt).
@@ -158,7 +170,9 @@ inline std::string to_string(const kernel_plan& p) {
   os << "     write: "
      << (p.blk_combine == block_combine_kind::atomic          ? "atomic combine into outputs"
          : p.blk_combine == block_combine_kind::second_kernel ? "partials[block]"
-                                                              : "outputs")
+         : p.blk_combine == block_combine_kind::last_block
+             ? "partials[block]; the group's last block combines them into outputs"
+             : "outputs")
      << "\n\nthreads/block=" << p.threads << " blocks=" << p.blocks << " acc=" << p.acc_count
      << " red_threads=" << p.red_threads << " red_blocks=" << p.red_blocks
      << " shared=" << p.shared_bytes << " (tiles " << p.tiles_bytes << ", scratch "

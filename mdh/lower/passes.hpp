@@ -170,11 +170,14 @@ inline void combines(kernel_plan& p) {
   // The scratch reuses the tiles' bytes: a barrier separates the last read of the tiles.
   p.shared_bytes = std::max(p.tiles_bytes, p.scratch_bytes);
   p.blk_combine = block_combine_kind::none;
-  p.partials.clear();
+  p.partials.clear(), p.counters.clear();
+  p.groups = p.blocks / p.red_blocks;
   if (p.red_blocks > 1) {
     p.blk_combine = p.cfg.blk_combine == block_combine::atomic ? block_combine_kind::atomic
-                                                               : block_combine_kind::second_kernel;
-    if (p.blk_combine == block_combine_kind::second_kernel)
+                    : p.cfg.blk_combine == block_combine::last_block
+                        ? block_combine_kind::last_block
+                        : block_combine_kind::second_kernel;
+    if (p.blk_combine != block_combine_kind::atomic)
       for (std::size_t r = 0; r < p.results(); ++r) {
         global_buffer g;
         g.name = "part" + std::to_string(r);
@@ -184,6 +187,13 @@ inline void combines(kernel_plan& p) {
         g.elements = p.red_blocks * p.points;
         p.partials.push_back(g);
       }
+    if (p.blk_combine == block_combine_kind::last_block) {
+      global_buffer g;
+      g.name = "cnt";
+      g.type = scalar_type::i32;
+      g.shape = {p.groups}, g.stride = {1}, g.elements = p.groups;
+      p.counters.push_back(g);
+    }
   }
 }
 

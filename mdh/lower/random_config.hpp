@@ -76,7 +76,7 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
     }
     c.thr_combine = limits.cuda && uniform(rng, 0, 1) ? thread_combine::warp_shuffle
                                                       : thread_combine::shared_tree;
-    c.blk_combine = uniform(rng, 0, 1) ? block_combine::atomic : block_combine::second_kernel;
+    c.blk_combine = block_combine(uniform(rng, 0, 2));
     c.prefetch = uniform(rng, 0, 2);
     try {
       check(c, comp, sizes, lim);
@@ -100,8 +100,8 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
 
 // Configurations at the corners: one thread for everything; as many threads as allowed on the
 // innermost dimension; tiles larger than the sizes; every input cached with transpose and pad;
-// every dimension split over blocks (cross-block reductions, both ways); vector groups along the
-// innermost ++ and pw dimensions.
+// every dimension split over blocks (cross-block reductions, all three ways); vector groups
+// along the innermost ++ and pw dimensions.
 inline std::vector<config> edge_configs(const ir::computation& comp,
                                         const std::vector<std::int64_t>& sizes,
                                         const device_limits& limits) {
@@ -165,7 +165,8 @@ inline std::vector<config> edge_configs(const ir::computation& comp,
     break;
   }
   if (pw4.vec_pw == 4) keep(pw4);
-  for (auto how : {block_combine::atomic, block_combine::second_kernel}) {
+  for (auto how :
+       {block_combine::atomic, block_combine::second_kernel, block_combine::last_block}) {
     config split = default_config(comp, sizes);  // every dimension over 2-3 blocks, sizes odd
     for (std::size_t d = 0; d < comp.rank(); ++d) {
       if (comp.dims[d].combine == ir::combine_kind::prefix_sum) continue;

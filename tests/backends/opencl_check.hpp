@@ -3,6 +3,8 @@
 // (loop vectorisation) miscompiles a few of our kernels (deeply nested loops around barriers;
 // the same kernels are correct on the GPU and under PoCL's work-item replication). A mismatch is
 // therefore re-run once with POCL_WORK_GROUP_METHOD=repl: it must match there, and is counted.
+// `launches` > 1 runs the same program again on fresh poisoned outputs (state the kernel keeps
+// between launches, such as the last-block counters, must be left right).
 #pragma once
 
 #include <cstdlib>
@@ -23,34 +25,40 @@ struct opencl_outcome {
 inline std::string run_and_compare(opencl::context& ctx, const lower::kernel_plan& plan,
                                    std::vector<host_buffer>& in,
                                    const std::vector<host_buffer>& want, std::int64_t L,
-                                   const std::string& tag) {
+                                   const std::string& tag, int launches) {
   opencl::program prog(ctx, plan, tag);
-  std::vector<host_buffer> got;
-  for (auto& w : want) {
-    got.emplace_back(w.type, w.shape);
-    got.back().poison();
-  }
-  std::vector<buffer_ref> ir, orf;
-  for (auto& b : in) ir.push_back(b);
-  for (auto& b : got) orf.push_back(b);
-  prog.run(ir, orf);
-  for (std::size_t r = 0; r < got.size(); ++r) {
-    auto msg = compare(got[r], want[r], L);
-    if (!msg.empty()) return "output " + std::to_string(r) + ": " + msg;
+  for (int launch = 0; launch < launches; ++launch) {
+    std::vector<host_buffer> got;
+    for (auto& w : want) {
+      got.emplace_back(w.type, w.shape);
+      got.back().poison();
+    }
+    std::vector<buffer_ref> ir, orf;
+    for (auto& b : in) ir.push_back(b);
+    for (auto& b : got) orf.push_back(b);
+    prog.run(ir, orf);
+    for (std::size_t r = 0; r < got.size(); ++r) {
+      auto msg = compare(got[r], want[r], L);
+      if (!msg.empty())
+        return "launch " + std::to_string(launch + 1) + ", output " + std::to_string(r) + ": " +
+               msg;
+    }
   }
   return "";
 }
 
 inline opencl_outcome check_opencl(opencl::context& ctx, const lower::kernel_plan& plan,
                                    std::vector<host_buffer>& in,
-                                   const std::vector<host_buffer>& want, std::int64_t L) {
+                                   const std::vector<host_buffer>& want, std::int64_t L,
+                                   int launches = 1) {
   opencl_outcome o;
-  o.mismatch = run_and_compare(ctx, plan, in, want, L, "");
+  o.mismatch = run_and_compare(ctx, plan, in, want, L, "", launches);
   if (o.mismatch.empty()) return o;
   const char* old = std::getenv("POCL_WORK_GROUP_METHOD");
   std::string saved = old ? old : "";
   setenv("POCL_WORK_GROUP_METHOD", "repl", 1);
-  std::string again = run_and_compare(ctx, plan, in, want, L, "pocl work-item replication");
+  std::string again =
+      run_and_compare(ctx, plan, in, want, L, "pocl work-item replication", launches);
   if (old)
     setenv("POCL_WORK_GROUP_METHOD", saved.c_str(), 1);
   else

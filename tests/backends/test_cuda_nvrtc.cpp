@@ -95,6 +95,17 @@ TEST_CASE("the generated CUDA uses the performance features when configured") {
   CHECK(src.find("atomicAdd") != std::string::npos);
   CHECK(plan.kernels.size() == 2);  // init + main
   CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
+  // the same split combined by the group's last block: one kernel
+  cfg.blk_combine = lower::block_combine::last_block;
+  plan = lower::lower(c, sizes, cfg, lower::h200_limits());
+  src = cuda::emit(plan);
+  CHECK(plan.kernels.size() == 1);
+  CHECK(src.find("__shared__ int mdh_last;") != std::string::npos);
+  CHECK(src.find("mdh_last = atomicAdd(&cnt[grp], 1) == 1;") != std::string::npos);
+  CHECK(src.find("__threadfence();") != std::string::npos);
+  CHECK(src.find("__ldcg(&part0[") != std::string::npos);
+  CHECK(src.find("cnt[grp] = 0;") != std::string::npos);
+  CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
   // float4 loads along k (A) and j (B) at once, float4 stores of C
   cfg = lower::default_config(c, sizes);
   cfg.dims[0] = {16, 8, 8, 1, false, 1, 0};

@@ -90,6 +90,13 @@ TEST_CASE("check names the parameter and the constraint") {
   auto mcfg = default_config(mc, ms);
   mcfg.dims[1].blk = 4, mcfg.blk_combine = block_combine::atomic;
   CHECK_THROWS_WITH_AS(check(mcfg, mc, ms, h200_limits()), doctest::Contains("blk_combine"), error);
+  mcfg.blk_combine = block_combine::last_block;  // a custom operator: partials, no atomics
+  CHECK_NOTHROW(check(mcfg, mc, ms, h200_limits()));
+  mcfg.blk_combine = block_combine(3);
+  CHECK_THROWS_WITH_AS(check(mcfg, mc, ms, h200_limits()),
+                       doctest::Contains("blk_combine in {0 = atomic, 1 = second kernel, 2 = "
+                                         "last block}"),
+                       error);
   auto pl = test::scan_rows();
   auto pcfg = default_config(pl, {4, 8});
   pcfg.dims[1].thr = 2;
@@ -148,6 +155,41 @@ TEST_CASE("property: random valid plans compute every point exactly once, tiles 
     }
   }
   MESSAGE(plans, " plans simulated");
+}
+
+TEST_CASE("blk_combine = last block: one kernel, partials and one counter per group") {
+  auto c = test::matmul();
+  const std::vector<std::int64_t> sizes{64, 48, 100};
+  auto cfg = default_config(c, sizes);
+  cfg.dims[0] = {4, 8, 16, 2, false, 1, 0};  // 4 x 3 groups of blocks sharing output points
+  cfg.dims[1] = {3, 8, 16, 2, false, 0, 1};
+  cfg.dims[2] = {7, 1, 15, 3, false, 2, 2};  // k over 7 blocks (chunk 15, the last one 10)
+  cfg.blk_combine = block_combine::second_kernel;
+  const auto second = lower::lower(c, sizes, cfg, h200_limits());
+  cfg.blk_combine = block_combine::last_block;
+  const auto last = lower::lower(c, sizes, cfg, h200_limits());
+  CHECK(last.blk_combine == block_combine_kind::last_block);
+  REQUIRE(last.kernels.size() == 1);
+  CHECK(last.kernels[0].kind == kernel_kind::main);
+  CHECK(second.kernels.size() == 2);
+  CHECK(main_kernel(second).launch == last.kernels[0].launch);
+  CHECK(last.partials == second.partials);  // the same [red_blocks][points] per result
+  CHECK(second.counters.empty());
+  REQUIRE(last.counters.size() == 1);
+  CHECK(last.red_blocks == 7);
+  CHECK(last.groups == 12);
+  CHECK(last.counters[0].elements == 12);
+  CHECK(last.counters[0].type == scalar_type::i32);
+  CHECK(to_string(last).find("last block combines") != std::string::npos);
+  const auto sim = simulate(last);
+  CHECK_MESSAGE(sim.ok(), (sim.failures.empty() ? std::string() : sim.failures[0]));
+  // Without a split reduction it is the plain kernel, like the other strategies.
+  cfg.dims[2].blk = 1, cfg.dims[2].t_sm = 100;
+  const auto unsplit = lower::lower(c, sizes, cfg, h200_limits());
+  CHECK(unsplit.blk_combine == block_combine_kind::none);
+  CHECK(unsplit.counters.empty());
+  CHECK(unsplit.partials.empty());
+  CHECK(unsplit.kernels.size() == 1);
 }
 
 TEST_CASE("named device limits") {

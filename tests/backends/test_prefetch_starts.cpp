@@ -526,7 +526,9 @@ int run_configs(opencl::context& ctx, const Op& op, const sizes_t& sizes,
   for (auto& cfg : cfgs) {
     INFO(c.name, " ", to_string(sizes), " config: ", lower::to_string(cfg));
     auto plan = lower::lower(c, sizes, cfg, lim);
-    auto o = test::check_opencl(ctx, plan, in, want, L);
+    // twice with the last-block combine: its counters must be reset for the next launch
+    const int launches = plan.blk_combine == lower::block_combine_kind::last_block ? 2 : 1;
+    auto o = test::check_opencl(ctx, plan, in, want, L, launches);
     CHECK_MESSAGE(o.mismatch.empty(), o.mismatch, "\n", lower::to_string(plan));
     retried += o.pocl_retry;
   }
@@ -599,6 +601,25 @@ TEST_CASE("no start configuration combines blocks by atomics without splitting a
     CHECK_FALSE(unsplit_atomic(s, c));
     CHECK(space.find(tuning::to_space_configuration(s, c, sizes)).has_value());
   }
+}
+
+TEST_CASE("starts that split a reduction over blocks combine by the last block or atomics") {
+  const auto lim = lower::h200_limits();
+  int last_block = 0;
+  ops::for_each_benchmark_case([&](std::string_view name, const auto& op, const sizes_t& sizes) {
+    const ir::computation& c = mdh::describe(op);
+    for (auto& s : tuning::start_configurations(c, sizes, lim)) {
+      bool split = false;
+      for (std::size_t d = 0; d < c.rank(); ++d)
+        split = split || (c.is_reduction(d) && s.dims[d].blk > 1);
+      if (!split) continue;
+      INFO(name, " ", lower::to_string(s));
+      CHECK(s.blk_combine != lower::block_combine::second_kernel);
+      last_block += s.blk_combine == lower::block_combine::last_block;
+    }
+  });
+  CHECK(last_block > 0);
+  MESSAGE(last_block, " start configurations combine blocks by the last block");
 }
 
 TEST_CASE("prefetch, vector tile copies and unrolled rm steps in the generated source") {
