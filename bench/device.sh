@@ -2,7 +2,11 @@
 # One call on the GPU machine: build, then one or more of
 #   tests  - the gpu-labelled tests
 #   sanitize - compute-sanitizer memcheck (GPU sweep) and racecheck (IR-sample sweep)
-#   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20; resumes from params/h200/logs)
+#   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20; resumes from
+#            $TUNE_PARAMS/logs, default params/h200)
+#   scaling - evaluations per second on one GPU, then on every visible GPU: SCALING_CASES tuned
+#            SCALING_SECONDS each (defaults conv3x3_resnet,dot and 20) from fresh logs and a fresh
+#            kernel cache, summarised by bench/tuning_rate.py
 #   ours   - only our kernels (BENCH_CASES=a,b to filter)
 #   bench  - our kernels (parameter files in params/h200) and the peers in the same run, then
 #            bench/RESULTS.md and a short table
@@ -61,10 +65,28 @@ for m in "${modes[@]}"; do
     ;;
   tune)
     stamp "tuning (${TUNE_SECONDS:-20} s per case)"
-    "$BIN"/bench/tune_cases --seconds "${TUNE_SECONDS:-20}" --params params/h200 \
+    tp=${TUNE_PARAMS:-params/h200}
+    "$BIN"/bench/tune_cases --seconds "${TUNE_SECONDS:-20}" --params "$tp" \
       ${TUNE_CASES:+--cases "$TUNE_CASES"} 2>"$OUT/tune.err" | tee "$OUT/tune.txt"
-    tar czf "$OUT/params_h200.tgz" params/h200  # one file: the call returns a limited count
+    tar czf "$OUT/params_h200.tgz" "$tp"  # one file: the call returns a limited count
     summary+=("tuned: $(($(grep -c . "$OUT/tune.txt") - 1)) cases, parameter files in \$OUT/params_h200.tgz")
+    ;;
+  scaling)
+    ngpu=$(nvidia-smi -L 2>/dev/null | grep -c GPU)
+    all=$(seq -s, 0 $((ngpu - 1)))
+    : >"$OUT/scaling.txt"
+    for vis in 0 "$all"; do
+      n=$(($(tr -cd , <<<"$vis" | wc -c) + 1))
+      stamp "scaling: $n GPU(s) (CUDA_VISIBLE_DEVICES=$vis)"
+      d=$(mktemp -d)
+      CUDA_VISIBLE_DEVICES=$vis MDH_CACHE_DIR=$d/cache "$BIN"/bench/tune_cases \
+        --seconds "${SCALING_SECONDS:-20}" --params "$d/params" \
+        --cases "${SCALING_CASES:-conv3x3_resnet,dot}" >"$OUT/scaling_$n.txt" 2>&1
+      python3 bench/tuning_rate.py --cpus "$jobs" --label "${n}gpu" "$d/params/logs" |
+        tee -a "$OUT/scaling.txt"
+      rm -rf "$d"
+    done
+    summary+=("scaling ($ngpu GPUs, $jobs CPU threads): see \$OUT/scaling.txt")
     ;;
   ours)
     stamp "our kernels only"
