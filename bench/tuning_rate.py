@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Evaluation rate of tuning runs, read from the tuner's own logs (atf JSONL).
 
-For each log: evaluations, wall time from the first to the last entry, evaluations per second,
+For each log: evaluations, tuning time (the tuner's clock, over every session of the log), evaluations per second,
 how busy each measuring worker (GPU) was (sum of its measure_s over the wall time) and how busy
 the compile pool was (sum of prepare_s over wall time and CPU count). A run whose GPUs are busy
 far below 100 % is compile-bound: more GPUs cannot raise its rate, more CPU cores can.
@@ -34,10 +34,13 @@ def summarize(path, cpus):
                 entries.append(j)
     if not entries:
         return None
-    # An entry is stamped when its measurement ends; the first one started elapsed_s earlier.
-    t_first = parse_time(entries[0]["timestamp"]) - datetime.timedelta(
-        seconds=entries[0].get("elapsed_s", 0.0))
-    wall = (parse_time(entries[-1]["timestamp"]) - t_first).total_seconds()
+    # elapsed_s is the tuner's own clock, summed over the sessions of a resumed log (the gaps
+    # between sessions do not count); older logs without it fall back to the timestamps.
+    if all("elapsed_s" in e for e in entries):
+        wall = entries[-1]["elapsed_s"]
+    else:
+        wall = (parse_time(entries[-1]["timestamp"]) -
+                parse_time(entries[0]["timestamp"])).total_seconds()
     busy = {}
     for e in entries:
         w = e.get("worker", 0)
