@@ -28,6 +28,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,7 @@ struct tuning_result {
   index_t space_size = 0;
   std::string space_hash;
   std::vector<std::pair<std::uint64_t, double>> improvements;  // (evaluations, best cost)
+  std::uint64_t filled = 0;  // random points given to idle compile threads and GPUs (see tune())
   std::uint64_t starts_evaluated = 0;       // start configurations measured in this session
   std::uint64_t starts_skipped = 0;         // start configurations not in the search space
   std::vector<std::string> skipped_starts;  // "{configuration}: reason" for each of those
@@ -102,6 +104,12 @@ class tuner {
     starts_ = std::move(starts);
     return *this;
   }
+  // With a prepare stage and room for several evaluations in flight, slots left idle while a
+  // batch waits for its slowest member get random unseen points (default on).
+  tuner& fill_idle(bool on) {
+    fill_idle_ = on;
+    return *this;
+  }
   // Called on the tuning thread after each evaluation is recorded.
   tuner& on_evaluation(std::function<void(const evaluation&)> f) {
     on_eval_ = std::move(f);
@@ -118,6 +126,7 @@ class tuner {
   progress_mode progress_ = progress_mode::automatic;
   std::function<void(const evaluation&)> on_eval_;
   std::vector<configuration> starts_;
+  bool fill_idle_ = true;
 };
 
 namespace detail {
@@ -245,42 +254,88 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     return left < index_t(r) ? static_cast<std::uint64_t>(left) : r;
   };
 
-  // Evaluates the given new points; returns false when the run must stop (some were cancelled).
-  auto evaluate = [&](const std::vector<point>& pts) -> bool {
-    std::unordered_map<std::uint64_t, point> by_id;
-    for (const auto& p : pts) {
-      by_id.emplace(submitted, p);
-      pipe.submit(submitted++, space.to_configuration(p));
+  // Every job in the pipeline: a technique's point or a filler (below), by submission id.
+  std::unordered_map<std::uint64_t, point> jobs;
+  std::unordered_set<point, point_hash> pending;  // their points
+  auto submit = [&](const point& p) {
+    jobs.emplace(submitted, p);
+    pending.insert(p);
+    pipe.submit(submitted++, space.to_configuration(p));
+  };
+  // Blocks for one finished evaluation, records and logs it; returns its point.
+  auto receive = [&]() -> point {
+    evaluation e = pipe.next();
+    st.elapsed_s = now_elapsed();
+    auto it = jobs.find(e.id);
+    point p = std::move(it->second);
+    jobs.erase(it);
+    pending.erase(p);
+    record(e.config, p, e.valid, e.cost);
+    ++res.measured;
+    if (writer) writer->append(log_record(e, st.elapsed_s));
+    if (on_eval_) on_eval_(e);
+    bar.update(st, abort_ ? abort_->progress(st) : -1);
+    return p;
+  };
+  // Waits for everything in flight (what is still queued is dropped: nothing of it ran).
+  auto drain = [&] {
+    pipe.cancel_pending();
+    while (pipe.in_flight() > 0) receive();
+    jobs.clear();
+    pending.clear();
+  };
+  // A batch goes back to the technique only when all of it has been measured, so compile threads
+  // and GPUs would idle while it waits for its slowest compile. Idle slots get random unseen
+  // points instead: logged and counted like any other, and known when the technique asks for them.
+  const bool fill = fill_idle_ && ev.prepare && cap > 1;
+  std::mt19937_64 fill_rng(res.seed ^ 0x5851f42d4c957f2dull);
+  auto top_up = [&] {
+    while (fill && pipe.in_flight() < cap && remaining() > pipe.in_flight()) {
+      std::optional<point> q;
+      for (int i = 0; i < 16 && !q; ++i) {
+        point r = space.random_point(fill_rng);
+        if (!seen.count(r) && !pending.count(r)) q = std::move(r);
+      }
+      if (!q) return;
+      ++res.filled;
+      submit(*q);
     }
-    bool complete = true;
-    while (pipe.in_flight() > 0) {
-      evaluation e = pipe.next();
-      st.elapsed_s = now_elapsed();
-      const point& p = by_id.at(e.id);
-      record(e.config, p, e.valid, e.cost);
-      ++res.measured;
-      if (writer) writer->append(log_record(e, st.elapsed_s));
-      if (on_eval_) on_eval_(e);
-      bar.update(st, abort_ ? abort_->progress(st) : -1);
-      if (complete && pipe.in_flight() > 0 && should_stop()) {
-        complete = pipe.cancel_pending() == 0;
+  };
+
+  // Evaluates the given new points; returns false when the run must stop (some were cancelled).
+  auto evaluate = [&](const std::vector<point>& pts, bool allow_fill) -> bool {
+    std::unordered_set<point, point_hash> want(pts.begin(), pts.end());
+    for (const auto& p : pts)
+      if (!pending.count(p)) submit(p);  // a filler may already be measuring it
+    std::size_t waiting = want.size();
+    while (waiting > 0) {
+      if (allow_fill) top_up();
+      if (want.count(receive())) --waiting;
+      if (waiting > 0 && should_stop() && pipe.cancel_pending() > 0) {
+        drain();
+        return false;
       }
     }
-    return complete;
+    return true;
   };
   // Evaluates `todo` in chunks that fit the remaining budget (with valid_evaluations(n), invalid
   // ones leave room for more); false when the run stops before all of them were evaluated.
-  auto evaluate_within_budget = [&](const std::vector<point>& todo) -> bool {
+  auto evaluate_within_budget = [&](const std::vector<point>& todo, bool allow_fill) -> bool {
     for (std::size_t next = 0; next < todo.size();) {
       if (next > 0 && should_stop()) return false;
-      const auto n =
-          static_cast<std::size_t>(std::min<std::uint64_t>(remaining(), todo.size() - next));
+      // Fillers in flight hold part of the budget: wait for them until room is left.
+      while (pipe.in_flight() > 0 && remaining() <= pipe.in_flight()) {
+        receive();
+        if (should_stop()) return drain(), false;
+      }
+      const std::uint64_t room = remaining() - pipe.in_flight();
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(room, todo.size() - next));
       if (n == 0) {
         if (!should_stop()) res.stop_reason = "evaluation budget reached";
         return false;
       }
       const auto first = todo.begin() + static_cast<std::ptrdiff_t>(next);
-      if (!evaluate({first, first + static_cast<std::ptrdiff_t>(n)})) return false;
+      if (!evaluate({first, first + static_cast<std::ptrdiff_t>(n)}, allow_fill)) return false;
       next += n;
     }
     return true;
@@ -300,7 +355,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
       if (!seen.count(*p) && queued.emplace(*p, 1).second) todo.push_back(std::move(*p));
     }
     const std::uint64_t before = res.measured;
-    if (!should_stop()) evaluate_within_budget(todo);
+    if (!should_stop()) evaluate_within_budget(todo, false);  // in order, nothing beside them
     res.starts_evaluated = res.measured - before;
     if (st.valid > 0) technique_->suggest_start(best_point);
   }
@@ -319,7 +374,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     std::unordered_map<point, char, point_hash> queued;
     for (const auto& p : batch)
       if (!seen.count(p) && queued.emplace(p, 1).second) todo.push_back(p);
-    if (!evaluate_within_budget(todo)) break;
+    if (!evaluate_within_budget(todo, true)) break;
     std::vector<double> costs;
     costs.reserve(batch.size());
     for (const auto& p : batch) costs.push_back(seen.at(p));
@@ -337,11 +392,12 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
         point r = space.point_at(scan);
         if (!seen.count(r)) q = std::move(r);
       }
-      if (q && !evaluate({*q})) break;
+      if (q && !evaluate({*q}, true)) break;
     } else if (!todo.empty()) {
       stuck = 0;
     }
   }
+  drain();  // fillers still measuring are waited for and logged
   bar.update(st, abort_ ? abort_->progress(st) : -1, true);
   bar.finish();
 

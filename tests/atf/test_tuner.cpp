@@ -155,6 +155,50 @@ TEST_CASE("several measuring workers each measure serially") {
   CHECK(used.size() >= 2);
 }
 
+TEST_CASE("idle compile threads are filled while a batch waits for its slowest compile") {
+  auto space = small_space();
+  for (bool fill : {true, false}) {
+    CAPTURE(fill);
+    std::mutex m;
+    std::multiset<std::string> measured;
+    // Every fifth x compiles slowly: without fillers the other threads wait for it.
+    atf::evaluator ev(
+        [](const atf::configuration& c) {
+          const bool slow = c.get<std::int64_t>("x") % 5 == 0;
+          std::this_thread::sleep_for(std::chrono::milliseconds(slow ? 60 : 1));
+          return 0;
+        },
+        [&](const atf::configuration& c, std::any&) {
+          std::lock_guard lock(m);
+          measured.insert(c.key());
+          return cost_of(c);
+        },
+        4, 1);
+    const auto log = temp_path(fill ? "fill.jsonl" : "nofill.jsonl");
+    std::filesystem::remove(log);
+    atf::tuner t;
+    t.seed(3)
+        .fill_idle(fill)
+        .log_file(log)
+        .progress(atf::progress_mode::off)
+        .abort_when(atf::abort::evaluations(40));
+    auto r = t.tune(space, ev);
+    CHECK(r.evaluations == 40);  // the budget holds with fillers in flight
+    CHECK(r.measured == 40);
+    CHECK(measured.size() == 40);
+    for (const auto& k : measured) CHECK_MESSAGE(measured.count(k) == 1, "measured twice: " << k);
+    if (fill)
+      CHECK(r.filled > 0);
+    else
+      CHECK(r.filled == 0);
+    std::ifstream in(log);
+    std::size_t lines = 0;
+    for (std::string l; std::getline(in, l);) lines += !l.empty();
+    CHECK(lines == 41);  // header + every evaluation, fillers included
+    std::filesystem::remove(log);
+  }
+}
+
 TEST_CASE("a killed run resumes from its log without measuring anything twice") {
   auto space = small_space();
   const auto log = temp_path("resume.jsonl");
