@@ -49,7 +49,7 @@ struct tuning_result {
   index_t space_size = 0;
   std::string space_hash;
   std::vector<std::pair<std::uint64_t, double>> improvements;  // (evaluations, best cost)
-  std::uint64_t filled = 0;  // random points given to idle compile threads and GPUs (see tune())
+  std::uint64_t filled = 0;  // points given to idle compile threads and GPUs (see tune())
   std::uint64_t starts_evaluated = 0;       // start configurations measured in this session
   std::uint64_t starts_skipped = 0;         // start configurations not in the search space
   std::vector<std::string> skipped_starts;  // "{configuration}: reason" for each of those
@@ -105,7 +105,7 @@ class tuner {
     return *this;
   }
   // With a prepare stage and room for several evaluations in flight, slots left idle while a
-  // batch waits for its slowest member get random unseen points (default on).
+  // batch waits for its slowest member get unseen neighbours of the best point (default on).
   tuner& fill_idle(bool on) {
     fill_idle_ = on;
     return *this;
@@ -285,17 +285,33 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     pending.clear();
   };
   // A batch goes back to the technique only when all of it has been measured, so compile threads
-  // and GPUs would idle while it waits for its slowest compile. Idle slots get random unseen
-  // points instead: logged and counted like any other, and known when the technique asks for them.
+  // and GPUs would idle while it waits for its slowest compile. Idle slots get unseen neighbours
+  // of the best point so far (random points before any is valid): logged and counted like any
+  // other, and known when the technique asks for them. Neighbours rather than random points: a
+  // random configuration can run for seconds (a convolution on one thread) and hold a GPU.
   const bool fill = fill_idle_ && ev.prepare && cap > 1;
   std::mt19937_64 fill_rng(res.seed ^ 0x5851f42d4c957f2dull);
-  auto top_up = [&] {
-    while (fill && pipe.in_flight() < cap && remaining() > pipe.in_flight()) {
-      std::optional<point> q;
-      for (int i = 0; i < 16 && !q; ++i) {
-        point r = space.random_point(fill_rng);
-        if (!seen.count(r) && !pending.count(r)) q = std::move(r);
+  auto filler = [&]() -> std::optional<point> {
+    auto fresh = [&](const point& r) { return !seen.count(r) && !pending.count(r); };
+    if (st.valid > 0) {
+      point from = best_point;
+      for (int step = 0; step < 4; ++step) {  // the best's neighbours, then theirs
+        auto near = space.neighbours(from);
+        if (near.empty()) break;
+        std::shuffle(near.begin(), near.end(), fill_rng);
+        for (auto& r : near)
+          if (fresh(r)) return std::move(r);
+        from = near.front();
       }
+      return std::nullopt;
+    }
+    for (int i = 0; i < 16; ++i)
+      if (point r = space.random_point(fill_rng); fresh(r)) return r;
+    return std::nullopt;
+  };
+  auto top_up = [&] {
+    while (fill && pipe.in_flight() < cap && remaining() > pipe.in_flight() && !should_stop()) {
+      auto q = filler();
       if (!q) return;
       ++res.filled;
       submit(*q);

@@ -84,6 +84,7 @@ for m in "${modes[@]}"; do
         --cases "${SCALING_CASES:-conv3x3_resnet,dot}" >"$OUT/scaling_$n.txt" 2>&1
       python3 bench/tuning_rate.py --cpus "$jobs" --label "${n}gpu" "$d/params/logs" |
         tee -a "$OUT/scaling.txt"
+      tar czf "$OUT/scaling_logs_$n.tgz" -C "$d/params" logs
       rm -rf "$d"
     done
     summary+=("scaling ($ngpu GPUs, $jobs CPU threads): see \$OUT/scaling.txt")
