@@ -49,9 +49,9 @@ struct tuning_result {
   index_t space_size = 0;
   std::string space_hash;
   std::vector<std::pair<std::uint64_t, double>> improvements;  // (evaluations, best cost)
-  std::uint64_t filled = 0;  // points given to idle compile threads and GPUs (see tune())
-  std::uint64_t starts_evaluated = 0;       // start configurations measured in this session
-  std::uint64_t starts_skipped = 0;         // start configurations not in the search space
+  std::uint64_t filled = 0;            // points given to idle compile threads and GPUs (see tune())
+  std::uint64_t starts_evaluated = 0;  // start configurations measured in this session
+  std::uint64_t starts_skipped = 0;    // start configurations not in the search space
   std::vector<std::string> skipped_starts;  // "{configuration}: reason" for each of those
 
   // The "tuning" object of a parameter file.
