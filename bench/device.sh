@@ -8,6 +8,9 @@
 #            SCALING_SECONDS each (defaults conv3x3_resnet,dot and 20) from fresh logs and a fresh
 #            kernel cache, summarised by bench/tuning_rate.py
 #   ours   - only our kernels (BENCH_CASES=a,b to filter)
+#   profile - ncu of our kernels (PROFILE_CASES) and cuBLAS's (PROFILE_VENDOR_CASES, with a
+#            carried VENDOR_BIN), then our memory-bound cases (FLUSH_CASES) timed after a memset
+#            flush and after a read-only flush, twice alternating (bench/l2_flush.hpp)
 #   bench  - our kernels (parameter files in params/h200) and the peers in the same run, then
 #            bench/RESULTS.md and a short table
 # usage: OUT=dir bash bench/device.sh tests tune bench      (OUT defaults to ./device-out)
@@ -94,6 +97,52 @@ for m in "${modes[@]}"; do
     "$BIN"/bench/mdh_bench --params params/h200 --out "$OUT/ours.json" \
       ${BENCH_CASES:+--cases "$BENCH_CASES"} 2>"$OUT/ours.err" | tee "$OUT/ours.txt"
     tail -5 "$OUT/ours.err"
+    ;;
+  profile)
+    pc=${PROFILE_CASES:-dot,matvec,jacobi3d_256,mul,matmul_768x3072,matmul_16x1000x2048,mcc_resnet50_l1}
+    sections=(--section SpeedOfLight --section LaunchStats --section Occupancy
+      --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis)
+    stamp "ncu: our kernels ($pc)"
+    timeout 240 ncu --clock-control none --cache-control all -k 'regex:^mdh_' -c "${PROFILE_COUNT:-80}" \
+      "${sections[@]}" --csv --page details "$BIN"/bench/mdh_bench --params params/h200 \
+      --cases "$pc" --reps 1 --out "$OUT/ncu_ours.json" >"$OUT/ncu_ours.csv" 2>"$OUT/ncu_ours.err"
+    summary+=("ncu ours: rc=$? ($(grep -c '"gpu__time_duration.sum"\|Duration' "$OUT/ncu_ours.csv") duration rows)")
+    vc=${PROFILE_VENDOR_CASES:-matmul_768x3072,matmul_16x1000x2048,dot,matvec}
+    vbin=${VENDOR_BIN:-}  # built here: nvcc ... bench/peers/vendor.cu (bench/README.md), carried
+    site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)
+    vld=$(for l in libcudnn.so.9 libcublas.so.13 libcublasLt.so.13; do
+      find /usr/local/cuda/ /usr/lib/x86_64-linux-gnu/ /opt/ ${site:+"$site/nvidia/"} -maxdepth 6 \
+        -name "$l" -print -quit 2>/dev/null | xargs -r dirname; done | sort -u | paste -sd:)
+    if [ -n "$vbin" ]; then
+      stamp "ncu: cuBLAS ($vc)"
+      python3 bench/peers/cases.py --vendor-lines >"$OUT/vendor_cases.txt" 2>/dev/null
+      LD_LIBRARY_PATH="$vld:${LD_LIBRARY_PATH:-}" NVIDIA_TF32_OVERRIDE=0 timeout 200 ncu --clock-control none --cache-control all -c "${PROFILE_COUNT:-80}" \
+        --section SpeedOfLight --section LaunchStats --section Occupancy --csv --page details \
+        "$vbin" --cases "$OUT/vendor_cases.txt" --out "$OUT/ncu_vendor.json" --only "$vc" --reps 3 \
+        --no-ceilings >"$OUT/ncu_vendor.csv" 2>"$OUT/ncu_vendor.err"
+      summary+=("ncu vendor: rc=$?")
+    fi
+    fc=${FLUSH_CASES:-dot,matvec,jacobi3d_256,mul,sub,bias_gelu,softmax,attn_mask_subgraph}
+    for round in 1 2; do
+      for fl in memset read; do
+        stamp "flush $fl, round $round"
+        "$BIN"/bench/mdh_bench --params params/h200 --cases "$fc" --flush "$fl" \
+          --out "$OUT/flush_${fl}_$round.json" >"$OUT/flush_${fl}_$round.txt" 2>&1
+      done
+    done
+    python3 - "$OUT" <<'PY' | tee "$OUT/flush.txt"
+import json, sys
+d = sys.argv[1]
+runs = {(f, r): json.load(open(f"{d}/flush_{f}_{r}.json"))["cases"] for f in ("memset", "read") for r in (1, 2)}
+print(f"{'case':22s} {'graph memset':>13s} {'graph read':>11s} {'read/memset':>12s}")
+for c in runs[("memset", 1)]:
+    m = [runs[("memset", r)][c].get("graph_us") for r in (1, 2)]
+    x = [runs[("read", r)][c].get("graph_us") for r in (1, 2)]
+    if None in m + x: continue
+    print(f"{c:22s} {min(m):13.2f} {min(x):11.2f} {min(x) / min(m):12.2f}")
+PY
+    (cd "$OUT" && tar czf profile.tgz --remove-files ncu_* vendor_* flush_* 2>/dev/null)
+    summary+=("profile: \$OUT/profile.tgz, flush comparison in \$OUT/flush.txt")
     ;;
   bench)
     stamp "our kernels"

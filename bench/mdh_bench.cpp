@@ -4,6 +4,8 @@
 // reference, and times it the way the peers are timed: per call (L2 flushed by a 256 MB memset,
 // events around the launches) and by CUDA-graph replay (kernel time only); medians.
 //   mdh_bench [--params DIR=params/h200] [--out FILE=ours.json] [--cases a,b,...] [--reps N=50]
+//             [--flush memset|read]   (bench/l2_flush.hpp: read is a diagnostic; memset is the
+//             method)
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -22,6 +24,7 @@
 #include <expressions/benchmark_cases.hpp>
 
 #include "bench_args.hpp"
+#include "l2_flush.hpp"
 
 using namespace mdh;
 
@@ -44,8 +47,7 @@ struct group {
 };
 
 // Graph replay: the group's launches captured once, replayed with the L2 flushed in between.
-double time_graph(group& g, CUdeviceptr flush, std::size_t flush_bytes,
-                  const tuning::cuda_timing& timing) {
+double time_graph(group& g, bench::l2_flush& flush, const tuning::cuda_timing& timing) {
   cuda::stream s;
   CUgraph graph;
   CUgraphExec exec;
@@ -53,8 +55,8 @@ double time_graph(group& g, CUdeviceptr flush, std::size_t flush_bytes,
   g.launch(s.get());
   MDH_CU(cuStreamEndCapture, s.get(), &graph);
   MDH_CU(cuGraphInstantiate, &exec, graph, 0);
-  double us = tuning::time_with_events([&](CUstream st) { MDH_CU(cuGraphLaunch, exec, st); }, flush,
-                                       flush_bytes, timing, s.get());
+  double us = tuning::time_with_events_flushed(
+      [&](CUstream st) { MDH_CU(cuGraphLaunch, exec, st); }, flush, timing, s.get());
   cuda::driver_table().cuGraphExecDestroy(exec);
   cuda::driver_table().cuGraphDestroy(graph);
   return us;
@@ -63,7 +65,7 @@ double time_graph(group& g, CUdeviceptr flush, std::size_t flush_bytes,
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string params = "params/h200", out_path = "ours.json";
+  std::string params = "params/h200", out_path = "ours.json", flush_mode = "memset";
   std::set<std::string> only;
   int reps = 50;
   for (int k = 1; k < argc; ++k) {
@@ -80,9 +82,12 @@ int main(int argc, char** argv) {
       reps = std::stoi(value());
     else if (a == "--cases")
       only = bench::split_list(value());
+    else if (a == "--flush")
+      flush_mode = value();
     else {
       std::fprintf(stderr,
-                   "usage: mdh_bench [--params DIR] [--out FILE] [--cases a,b] [--reps N]\n");
+                   "usage: mdh_bench [--params DIR] [--out FILE] [--cases a,b] [--reps N] "
+                   "[--flush memset|read]\n");
       return 2;
     }
   }
@@ -137,7 +142,7 @@ int main(int argc, char** argv) {
     }
   });
 
-  cuda::device_buffer<unsigned char> flush(std::size_t(256) << 20);
+  bench::l2_flush flush(flush_mode, lim.arch());
   tuning::cuda_timing timing;
   timing.warmups = 3;
   timing.repetitions = reps;
@@ -145,6 +150,7 @@ int main(int argc, char** argv) {
   out["device"] = lim.name;
   out["compute_capability"] = id.compute_capability;
   out["params"] = params;
+  out["flush"] = flush.mode();
   std::printf("%-22s %12s %12s  %s\n", "case", "per call us", "graph us", "configuration");
   for (auto& name : order) {
     group& g = groups[name];
@@ -152,9 +158,9 @@ int main(int argc, char** argv) {
     j["ok"] = g.error.empty();
     if (g.error.empty()) {
       try {
-        j["per_call_us"] = tuning::time_with_events([&](CUstream s) { g.launch(s); }, flush.get(),
-                                                    flush.bytes(), timing);
-        j["graph_us"] = time_graph(g, flush.get(), flush.bytes(), timing);
+        j["per_call_us"] =
+            tuning::time_with_events_flushed([&](CUstream s) { g.launch(s); }, flush, timing);
+        j["graph_us"] = time_graph(g, flush, timing);
         nlohmann::json cfgs = nlohmann::json::array(), origins = nlohmann::json::array();
         for (auto& st : g.steps) cfgs.push_back(st->config), origins.push_back(st->origin);
         j["config"] = g.steps.size() == 1 ? cfgs[0] : cfgs;

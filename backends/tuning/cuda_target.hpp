@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <atf/evaluator.hpp>
@@ -28,17 +29,18 @@ struct cuda_timing {
   std::size_t flush_bytes = std::size_t(256) << 20;
 };
 
-// Times `launch` with events, the L2 flushed before each repetition; returns the median in µs.
-template <class Launch>
-double time_with_events(Launch&& launch, CUdeviceptr flush, std::size_t flush_bytes,
-                        const cuda_timing& t, CUstream s = nullptr) {
+// Times `launch` with events, `flush(stream)` run before each repetition (outside the events);
+// returns the median in µs.
+template <class Launch, class Flush>
+double time_with_events_flushed(Launch&& launch, Flush&& flush, const cuda_timing& t,
+                                CUstream s = nullptr) {
   for (int k = 0; k < t.warmups; ++k) launch(s);
   CUevent a, b;
   MDH_CU(cuEventCreate, &a, CU_EVENT_DEFAULT);
   MDH_CU(cuEventCreate, &b, CU_EVENT_DEFAULT);
   std::vector<double> us;
   for (int k = 0; k < t.repetitions; ++k) {
-    if (flush) MDH_CU(cuMemsetD8Async, flush, (unsigned char)(k), flush_bytes, s);
+    flush(s, k);
     MDH_CU(cuEventRecord, a, s);
     launch(s);
     MDH_CU(cuEventRecord, b, s);
@@ -51,6 +53,19 @@ double time_with_events(Launch&& launch, CUdeviceptr flush, std::size_t flush_by
   cuda::driver_table().cuEventDestroy(b);
   std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
   return us[us.size() / 2];
+}
+
+// Times `launch` with events, the L2 flushed before each repetition by a memset of `flush`
+// (0 = no flush); returns the median in µs.
+template <class Launch>
+double time_with_events(Launch&& launch, CUdeviceptr flush, std::size_t flush_bytes,
+                        const cuda_timing& t, CUstream s = nullptr) {
+  return time_with_events_flushed(
+      std::forward<Launch>(launch),
+      [&](CUstream st, int k) {
+        if (flush) MDH_CU(cuMemsetD8Async, flush, (unsigned char)(k), flush_bytes, st);
+      },
+      t, s);
 }
 
 class cuda_target {
