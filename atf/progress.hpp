@@ -22,14 +22,18 @@ class progress_line {
   explicit progress_line(progress_mode m)
       : on_(m == progress_mode::on || (m == progress_mode::automatic && ::isatty(STDERR_FILENO))) {}
 
-  // fraction: how much of the abort condition's budget is used (<0 unknown).
-  void update(const tuning_status& s, double fraction, bool force = false) {
+  // fraction: how much of the abort condition's budget is used; seconds_left: of its time
+  // budget (each <0 unknown). Without a time budget, the time left is extrapolated from the
+  // fraction.
+  void update(const tuning_status& s, double fraction, double seconds_left, bool force = false) {
     if (!on_) return;
     const auto now = std::chrono::steady_clock::now();
     if (!force && now - last_ < std::chrono::milliseconds(250)) return;
     last_ = now;
     std::string left = "?";
-    if (fraction > 0 && fraction <= 1 && s.elapsed_s > 0)
+    if (seconds_left >= 0)
+      left = format_time(seconds_left);
+    else if (fraction > 0 && fraction <= 1 && s.elapsed_s > 0)
       left = format_time(s.elapsed_s * (1 - fraction) / fraction);
     char buf[256];
     std::snprintf(

@@ -17,6 +17,7 @@ struct tuning_status {
   std::uint64_t invalid = 0;
   double best_cost = std::numeric_limits<double>::infinity();
   double elapsed_s = 0;  // including earlier sessions of a resumed run
+  double session_s = 0;  // this session alone
   index_t space_size = 0;
   // (evaluations, best cost) each time the best improved, oldest first.
   const std::vector<std::pair<std::uint64_t, double>>* improvements = nullptr;

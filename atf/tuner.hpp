@@ -44,6 +44,7 @@ struct tuning_result {
   std::uint64_t measured = 0;  // evaluations run in this session
   double seconds = 0;          // wall time of this session
   double total_seconds = 0;    // including earlier sessions of the same log
+  double resumed_seconds = 0;  // what the log held before this session
   std::string technique, abort_condition, stop_reason;
   std::uint64_t seed = 0;
   index_t space_size = 0;
@@ -211,6 +212,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
       }
       elapsed_offset = st.elapsed_s;
       res.resumed = st.evaluations;
+      res.resumed_seconds = elapsed_offset;
       writer = std::make_unique<log_writer>(*log_, lc.good_bytes, lc.torn_tail);
     }
   }
@@ -236,12 +238,13 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   index_t scan = 0;
   int stuck = 0;
 
-  auto now_elapsed = [&] {
-    return elapsed_offset +
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Brings the status clocks up to now.
+  auto tick = [&] {
+    st.session_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    st.elapsed_s = elapsed_offset + st.session_s;
   };
   auto should_stop = [&] {
-    st.elapsed_s = now_elapsed();
+    tick();
     if (abort_ && abort_->stop(st))
       return res.stop_reason = "abort condition " + abort_->describe(), true;
     if (index_t(st.evaluations) >= space.size())
@@ -265,7 +268,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   // Blocks for one finished evaluation, records and logs it; returns its point.
   auto receive = [&]() -> point {
     evaluation e = pipe.next();
-    st.elapsed_s = now_elapsed();
+    tick();
     auto it = jobs.find(e.id);
     point p = std::move(it->second);
     jobs.erase(it);
@@ -274,7 +277,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     ++res.measured;
     if (writer) writer->append(log_record(e, st.elapsed_s));
     if (on_eval_) on_eval_(e);
-    bar.update(st, abort_ ? abort_->progress(st) : -1);
+    bar.update(st, abort_ ? abort_->progress(st) : -1, abort_ ? abort_->seconds_left(st) : -1);
     return p;
   };
   // Waits for everything in flight (what is still queued is dropped: nothing of it ran).
@@ -414,7 +417,8 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     }
   }
   drain();  // fillers still measuring are waited for and logged
-  bar.update(st, abort_ ? abort_->progress(st) : -1, true);
+  tick();
+  bar.update(st, abort_ ? abort_->progress(st) : -1, abort_ ? abort_->seconds_left(st) : -1, true);
   bar.finish();
 
   res.evaluations = st.evaluations;
@@ -422,8 +426,8 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   res.invalid = st.invalid;
   res.best_cost = st.best_cost;
   res.found = st.valid > 0;
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  res.total_seconds = now_elapsed();
+  res.seconds = st.session_s;
+  res.total_seconds = st.elapsed_s;
   return res;
 }
 

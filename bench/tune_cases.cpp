@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Tunes the benchmark cases on this machine's GPUs (one measuring worker per visible GPU, NVRTC
 // compiles on all CPU cores) and writes their parameter files; a case whose log exists resumes.
-//   tune_cases [--seconds S=60] [--params DIR=params/h200] [--cases a,b,...]
+//   tune_cases [--seconds S=60] [--more S] [--params DIR=params/h200] [--cases a,b,...]
+// --seconds is each case's budget over every session of its log (a log that already holds S
+// seconds tunes nothing more); --more S tunes each case S seconds more in this run, whatever its
+// log holds (alone, it replaces the default --seconds; with it, whichever ends first).
 #include <cstdio>
 #include <set>
 #include <string>
@@ -15,22 +18,27 @@
 using namespace mdh;
 
 int main(int argc, char** argv) {
-  double seconds = 60;
+  double seconds = 60, more = 0;
+  bool seconds_given = false;
   std::string params = "params/h200";
   std::set<std::string> only;
   for (int k = 1; k + 1 < argc; k += 2) {
     std::string a = argv[k], v = argv[k + 1];
     if (a == "--seconds")
-      seconds = std::stod(v);
+      seconds = std::stod(v), seconds_given = true;
+    else if (a == "--more")
+      more = std::stod(v);
     else if (a == "--params")
       params = v;
     else if (a == "--cases")
       only = bench::split_list(v);
     else {
-      std::fprintf(stderr, "usage: tune_cases [--seconds S] [--params DIR] [--cases a,b]\n");
+      std::fprintf(stderr,
+                   "usage: tune_cases [--seconds S] [--more S] [--params DIR] [--cases a,b]\n");
       return 2;
     }
   }
+  if (more > 0 && !seconds_given) seconds = 0;
   if (!cuda::device_available()) {
     std::fprintf(stderr, "tune_cases: no CUDA device: skipped\n");
     return 77;
@@ -43,6 +51,7 @@ int main(int argc, char** argv) {
     if (!only.empty() && !only.count(base)) return;
     tuning::tune_options opt;
     opt.seconds = seconds;
+    opt.more_seconds = more;
     opt.progress = atf::progress_mode::off;
     auto w = tuning::workload::of(comp.ir(), sizes);
     opt.parameter_file = std::filesystem::path(params) / tuning::file_name(w);

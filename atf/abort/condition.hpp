@@ -25,6 +25,8 @@ class condition {
     virtual double progress(const tuning_status&) const { return -1; }
     // At most how many more evaluations may start before stop() can become true.
     virtual std::uint64_t remaining(const tuning_status&) const { return unlimited; }
+    // Seconds until a time budget runs out; negative when there is none (or it cannot be told).
+    virtual double seconds_left(const tuning_status&) const { return -1; }
     virtual std::string describe() const = 0;
   };
 
@@ -33,6 +35,7 @@ class condition {
   bool stop(const tuning_status& s) const { return p_->stop(s); }
   double progress(const tuning_status& s) const { return p_->progress(s); }
   std::uint64_t remaining(const tuning_status& s) const { return p_->remaining(s); }
+  double seconds_left(const tuning_status& s) const { return p_->seconds_left(s); }
   std::string describe() const { return p_->describe(); }
 
   friend condition operator&&(const condition& a, const condition& b) {
@@ -46,6 +49,10 @@ class condition {
       }
       std::uint64_t remaining(const tuning_status& s) const override {
         return std::max(a.remaining(s), b.remaining(s));
+      }
+      double seconds_left(const tuning_status& s) const override {
+        double x = a.seconds_left(s), y = b.seconds_left(s);
+        return x < 0 || y < 0 ? -1 : std::max(x, y);
       }
       std::string describe() const override {
         return "(" + a.describe() + " and " + b.describe() + ")";
@@ -63,6 +70,10 @@ class condition {
       }
       std::uint64_t remaining(const tuning_status& s) const override {
         return std::min(a.remaining(s), b.remaining(s));
+      }
+      double seconds_left(const tuning_status& s) const override {
+        double x = a.seconds_left(s), y = b.seconds_left(s);
+        return x < 0 ? y : y < 0 ? x : std::min(x, y);
       }
       std::string describe() const override {
         return "(" + a.describe() + " or " + b.describe() + ")";

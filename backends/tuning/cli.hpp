@@ -8,10 +8,10 @@
 //         my_op(); }));
 //   }
 //
-// Commands: list; tune OPERATOR --sizes ... [--time s] [--evaluations n] [--technique t] [--seed n]
-// [--backend auto|cuda|opencl] [--out dir] [--log file] [--threads n]; run OPERATOR --sizes ...
-// [--params dir_or_file]. CUDA is used when MDH_WITH_CUDA is set and a GPU is present, OpenCL
-// (MDH_WITH_OPENCL) otherwise.
+// Commands: list; tune OPERATOR --sizes ... [--time s] [--more s] [--evaluations n] [--technique t]
+// [--seed n] [--backend auto|cuda|opencl] [--out dir] [--log file] [--threads n]; run OPERATOR
+// --sizes ... [--params dir_or_file]. CUDA is used when MDH_WITH_CUDA is set and a GPU is present,
+// OpenCL (MDH_WITH_OPENCL) otherwise.
 #pragma once
 
 #include <atomic>
@@ -42,13 +42,16 @@ inline std::atomic<bool> interrupted{false};
 
 inline const char* usage =
     "usage: mdh-tune list\n"
-    "       mdh-tune tune OPERATOR --sizes N,N,... [--time SECONDS] [--evaluations N]\n"
+    "       mdh-tune tune OPERATOR --sizes N,N,... [--time SECONDS] [--more SECONDS]\n"
+    "                [--evaluations N]\n"
     "                [--technique auc_bandit|random|exhaustive|annealing|de|pattern|torczon]\n"
     "                [--seed N] [--backend auto|cuda|opencl] [--out DIR] [--log FILE] [--threads "
     "N]\n"
     "       mdh-tune run OPERATOR --sizes N,N,... [--params DIR_OR_FILE] [--backend ...]\n"
     "Tuning writes DIR/<operator>_<hash>_<sizes>.json (default DIR: params) and logs every\n"
-    "evaluation to a JSON-lines file; running the same command again resumes from that log.\n";
+    "evaluation to a JSON-lines file; running the same command again resumes from that log.\n"
+    "--time counts the log's earlier sessions too (default 60); --more S tunes S seconds more in\n"
+    "this session, whatever the log holds (alone, it replaces the default --time).\n";
 
 [[noreturn]] inline void fail_usage(const std::string& why) {
   std::cerr << "mdh-tune: " << why << "\n" << usage;
@@ -58,7 +61,7 @@ inline const char* usage =
 struct options {
   std::string command, op, backend = "auto", technique = "auc_bandit";
   std::vector<std::int64_t> sizes;
-  double seconds = 60;
+  double seconds = 60, more_seconds = 0;
   std::uint64_t evaluations = 0, seed = 1;
   std::size_t threads = 0;
   std::filesystem::path out = "params", log, params = "params";
@@ -115,6 +118,8 @@ inline options parse(int argc, char** argv) {
       o.sizes = parse_sizes(value());
     else if (a == "--time")
       o.seconds = parse_number<double>(a, value()), o.seconds_given = true;
+    else if (a == "--more")
+      o.more_seconds = parse_number<double>(a, value());
     else if (a == "--evaluations")
       o.evaluations = parse_number<std::uint64_t>(a, value());
     else if (a == "--technique")
@@ -136,7 +141,8 @@ inline options parse(int argc, char** argv) {
   }
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "opencl")
     fail_usage("--backend must be auto, cuda or opencl, not '" + o.backend + "'");
-  if (o.evaluations > 0 && !o.seconds_given) o.seconds = 0;  // --evaluations alone: no time limit
+  // --evaluations or --more without --time: no limit on the total time
+  if ((o.evaluations > 0 || o.more_seconds > 0) && !o.seconds_given) o.seconds = 0;
   return o;
 }
 
@@ -182,6 +188,7 @@ int tune_on(Target& target, const Comp& comp, const options& o) {
   t.technique = o.technique;
   t.seed = o.seed;
   t.seconds = o.seconds;
+  t.more_seconds = o.more_seconds;
   t.evaluations = o.evaluations;
   t.prepare_threads = o.threads;
   auto w = mdh::tuning::workload::of(c, o.sizes);

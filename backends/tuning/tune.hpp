@@ -38,7 +38,10 @@ namespace mdh::tuning {
 struct tune_options {
   std::string technique = "auc_bandit";  // or exhaustive, random, annealing, de, pattern, torczon
   std::uint64_t seed = 1;
-  double seconds = 60;                   // wall-time budget (0: none)
+  double seconds = 60;  // wall-time budget over every session of the log (0: none)
+  // Wall-time budget of this session alone, however much the log already holds (0: none): a
+  // resumed run tunes this many seconds more. With `seconds` too, whichever ends first.
+  double more_seconds = 0;
   std::uint64_t evaluations = 0;         // evaluation budget (0: none)
   std::filesystem::path log;             // JSON-lines log; an existing one is resumed
   std::filesystem::path parameter_file;  // where the best configuration goes (empty: not written)
@@ -143,6 +146,11 @@ tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Targe
     stop = atf::abort::duration(std::chrono::duration<double>(opt.seconds));
     limited = true;
   }
+  if (opt.more_seconds > 0) {
+    auto more = atf::abort::session_duration(std::chrono::duration<double>(opt.more_seconds));
+    stop = limited ? (stop || more) : more;
+    limited = true;
+  }
   if (opt.evaluations > 0) {
     auto n = atf::abort::evaluations(opt.evaluations);
     stop = limited ? (stop || n) : n;
@@ -183,6 +191,12 @@ tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Targe
 
   tune_result result;
   result.run = t.tune(space, ev);
+  if (opt.seconds > 0 && result.run.measured == 0 && result.run.resumed_seconds >= opt.seconds)
+    std::fprintf(stderr,
+                 "mdh: nothing tuned: %s already holds %.1f s of tuning, the whole %.1f s budget "
+                 "(it counts earlier sessions); to tune S seconds more, use --more S "
+                 "(tune_options::more_seconds)\n",
+                 opt.log.string().c_str(), result.run.resumed_seconds, opt.seconds);
   if (!result.run.found && !(default_cost < std::numeric_limits<double>::infinity()))
     throw error("tuning " + c.name + ": no valid configuration among " +
                 std::to_string(result.run.evaluations) +

@@ -330,3 +330,39 @@ TEST_CASE("a batch larger than the remaining budget is evaluated in chunks, not 
     CHECK_FALSE(q.stop_reason.empty());
   }
 }
+
+TEST_CASE("a resumed log that used up a duration: duration() stops, session_duration() goes on") {
+  // duration() counts every session of the log, so a restart with the same budget measures
+  // nothing; session_duration() gives this session its own budget and stops about on time.
+  auto space = small_space();
+  const auto log = temp_path("session.jsonl");
+  auto slow_cost = [](const atf::configuration& c) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return cost_of(c);
+  };
+  auto run = [&](atf::abort::condition stop) {
+    atf::tuner t;
+    t.technique(atf::search::random{}).seed(5).log_file(log).progress(atf::progress_mode::off);
+    return t.abort_when(std::move(stop)).tune(space, slow_cost);
+  };
+  const auto budget = std::chrono::milliseconds(300);
+  auto first = run(atf::abort::duration(budget));
+  REQUIRE(first.measured > 5);
+  CHECK(first.total_seconds >= 0.3);
+
+  auto again = run(atf::abort::duration(budget));
+  CHECK(again.measured == 0);
+  CHECK(again.resumed == first.evaluations);
+  CHECK(again.resumed_seconds >= 0.3);
+  CHECK(again.stop_reason.find("duration") != std::string::npos);
+
+  auto more = run(atf::abort::session_duration(budget));
+  CHECK(more.resumed == first.evaluations);
+  CHECK(more.measured > 5);
+  CHECK(more.seconds >= 0.3);
+  CHECK(more.seconds < 0.3 + 0.15);  // one 10-ms evaluation late at most, plus scheduling
+  CHECK(more.total_seconds >= more.resumed_seconds + 0.3);
+  CHECK(more.stop_reason.find("session_duration") != std::string::npos);
+  CHECK(lines_of(log).size() == 1 + more.evaluations);
+  std::filesystem::remove(log);
+}

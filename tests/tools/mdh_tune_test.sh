@@ -32,6 +32,17 @@ log=$(ls "$work"/p/*.log.jsonl)
 n1=$(wc -l <"$log")
 expect "a second run resumes from the log" 0 "6 evaluations, [0-9]+ valid, 4 resumed" -- \
   "$tool" tune matmul --sizes 24,20,17 --evaluations 6 --seed 3 --out "$work/p"
+# --time counts the log's earlier sessions: a spent budget tunes nothing and says so; --more S
+# tunes S seconds more whatever the log holds.
+n2=$(wc -l <"$log")
+expect "a spent --time tunes nothing and says so" 0 "nothing tuned: .* already holds .*--more S" -- \
+  "$tool" tune matmul --sizes 24,20,17 --time 0.01 --seed 3 --out "$work/p"
+if [ "$(wc -l <"$log")" = "$n2" ]; then pass "... and measures nothing"
+else fail "... and measures nothing"; fi
+expect "--more tunes more" 0 "6 resumed from the log" -- \
+  "$tool" tune matmul --sizes 24,20,17 --more 5 --seed 3 --out "$work/p"
+if [ "$(wc -l <"$log")" -gt "$n2" ]; then pass "... and the log grew"
+else fail "... and the log grew"; fi
 expect "run uses the tuned parameters" 0 "configuration from .*: matches the CPU reference" -- \
   "$tool" run matmul --sizes 24,20,17 --params "$work/p"
 expect "run without parameters warns and uses the default" 0 \
