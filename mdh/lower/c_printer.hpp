@@ -473,6 +473,30 @@ class c_printer {
     out_.line("const int r" + std::to_string(G.dim) + " = " + G.p + "rg + " + rl + ";");
   }
 
+  // e<k> - S<k> for register slot r<k>: the element's offset in the box that the block step
+  // copies (++/ps dims: the rm step; pw dims: the sm tile), without the block and tile terms that
+  // cancel, the thread's part widened to 64 bits before the slot's constant is added. Written so,
+  // NVRTC sees consecutive slots at consecutive shared-memory words and merges their loads into
+  // vector loads; through e<k> - S<k>, or with the sum widened after it, it loads words one by one.
+  std::string box_offset_expr(std::size_t k) const {
+    const dim_plan& d = p_.dims[k];
+    const std::string K = std::to_string(k), r = "r" + K, t = "t" + K;
+    std::string thread, slot;
+    if (d.t_rm == 1)
+      thread = d.thr == 1 ? "" : t;
+    else if (d.thr == 1)
+      slot = r;
+    else if (d.strided)
+      thread = t, slot = r + " * " + detail::num(d.thr);
+    else
+      thread = t + " * " + detail::num(d.t_rm), slot = r;
+    if (d.role == dim_role::reduce && d.n_rm > 1)
+      slot += (slot.empty() ? "" : " + ") + ("q" + K + " * " + detail::num(d.rm_step));
+    if (thread.empty()) return slot.empty() ? "0" : slot;
+    thread = "(" + d_.type(scalar_type::i64) + ")(" + thread + ")";
+    return slot.empty() ? thread : thread + " + " + slot;
+  }
+
   // The element index and validity expressions of dimension k for register slot `r`.
   std::pair<std::string, std::string> element_expr(std::size_t k, const std::string& r) const {
     const dim_plan& d = p_.dims[k];
@@ -743,10 +767,7 @@ class c_printer {
       c0 += (a.index[k].offset - tile->base_const[k]) * tile->stride[k];
     }
     return tile->name + "[" +
-           affine_expr(coeff, c0,
-                       [](std::size_t d) {
-                         return "(e" + std::to_string(d) + " - S" + std::to_string(d) + ")";
-                       }) +
+           affine_expr(coeff, c0, [this](std::size_t d) { return "(" + box_offset_expr(d) + ")"; }) +
            "]";
   }
 
