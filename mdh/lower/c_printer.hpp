@@ -767,7 +767,8 @@ class c_printer {
       c0 += (a.index[k].offset - tile->base_const[k]) * tile->stride[k];
     }
     return tile->name + "[" +
-           affine_expr(coeff, c0, [this](std::size_t d) { return "(" + box_offset_expr(d) + ")"; }) +
+           affine_expr(coeff, c0,
+                       [this](std::size_t d) { return "(" + box_offset_expr(d) + ")"; }) +
            "]";
   }
 

@@ -146,7 +146,7 @@ TEST_CASE("register tiles read from shared tiles with vector loads") {
   };
   const std::size_t v4 = count("ld.shared.v4.f32"), scalar = count("ld.shared.f32");
   MESSAGE("shared loads per tile: ", v4, " float4, ", scalar, " scalar");
-  CHECK(v4 >= 40);     // 16 k x (2 for A's 8 rows + 1 for B's 4 columns) = 48 when all merge
+  CHECK(v4 >= 40);  // 16 k x (2 for A's 8 rows + 1 for B's 4 columns) = 48 when all merge
   CHECK(scalar <= 16);
 }
 
