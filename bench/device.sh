@@ -2,8 +2,9 @@
 # One call on the GPU machine: build, then one or more of
 #   tests  - the gpu-labelled tests
 #   sanitize - compute-sanitizer memcheck (GPU sweep) and racecheck (IR-sample sweep)
-#   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20; resumes from
-#            $TUNE_PARAMS/logs, default params/h200)
+#   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20, over all sessions of a
+#            case's log; or TUNE_MORE seconds more each; resumes from $TUNE_PARAMS/logs, default
+#            params/h200)
 #   scaling - evaluations per second on one GPU, then on every visible GPU: SCALING_CASES tuned
 #            SCALING_SECONDS each (defaults conv3x3_resnet,dot and 20) from fresh logs and a fresh
 #            kernel cache, summarised by bench/tuning_rate.py
@@ -67,9 +68,12 @@ for m in "${modes[@]}"; do
     done
     ;;
   tune)
-    stamp "tuning (${TUNE_SECONDS:-20} s per case)"
+    stamp "tuning (${TUNE_MORE:-${TUNE_SECONDS:-20}} s per case)"
     tp=${TUNE_PARAMS:-params/h200}
-    "$BIN"/bench/tune_cases --seconds "${TUNE_SECONDS:-20}" --params "$tp" \
+    # TUNE_MORE=S: S seconds more per case whatever its log holds (tune_cases --more)
+    budget=(--seconds "${TUNE_SECONDS:-20}")
+    [ -n "${TUNE_MORE:-}" ] && budget=(--more "$TUNE_MORE")
+    "$BIN"/bench/tune_cases "${budget[@]}" --params "$tp" \
       ${TUNE_CASES:+--cases "$TUNE_CASES"} 2>"$OUT/tune.err" | tee "$OUT/tune.txt"
     tar czf "$OUT/params_h200.tgz" "$tp"  # one file: the call returns a limited count
     summary+=("tuned: $(($(grep -c . "$OUT/tune.txt") - 1)) cases, parameter files in \$OUT/params_h200.tgz")
