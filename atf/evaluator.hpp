@@ -4,9 +4,11 @@
 // Either stage may throw to mark the configuration invalid; each has an optional time-out.
 #pragma once
 
+#include <atf/background.hpp>
 #include <atf/configuration.hpp>
 #include <atf/error.hpp>
 
+#include <algorithm>
 #include <any>
 #include <chrono>
 #include <cmath>
@@ -15,9 +17,11 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -169,40 +173,28 @@ stage_outcome run_stage(F f, std::chrono::duration<double> timeout, R& out) {
 
 // Prepare pool + measuring workers. submit() queues a configuration; next() returns finished ones
 // in completion order. Without a prepare stage, one worker and no time-out, everything runs inline.
+// The threads share one state with a copy of the evaluator, so that preparations dropped at a stop
+// can finish after the pipeline is gone (finish()).
 class pipeline {
  public:
-  explicit pipeline(const evaluator& ev) : ev_(ev) {
-    if (!ev_.measure) throw error("evaluator: no measure/cost function given");
-    workers_ = std::max<std::size_t>(1, ev_.measure_workers);
-    inline_ = !ev_.prepare && workers_ == 1 && ev_.measure_timeout.count() <= 0;
+  explicit pipeline(const evaluator& ev) : s_(std::make_shared<state>(ev)) {
+    if (!ev.measure) throw error("evaluator: no measure/cost function given");
+    workers_ = std::max<std::size_t>(1, ev.measure_workers);
+    inline_ = !ev.prepare && workers_ == 1 && ev.measure_timeout.count() <= 0;
     if (inline_) return;
-    if (ev_.prepare) {
-      std::size_t n = ev_.prepare_threads ? ev_.prepare_threads
-                                          : std::max(1u, std::thread::hardware_concurrency());
-      for (std::size_t i = 0; i < n; ++i) threads_.emplace_back([this] { prepare_loop(); });
-    }
-    for (std::size_t w = 0; w < workers_; ++w)
-      threads_.emplace_back([this, w] { measure_loop(w); });
+    if (ev.prepare)
+      for (std::size_t i = 0; i < prepare_threads(); ++i)
+        prepare_threads_.emplace_back(prepare_loop, s_);
+    for (std::size_t w = 0; w < workers_; ++w) measure_threads_.emplace_back(measure_loop, s_, w);
   }
-  ~pipeline() {
-    {
-      std::lock_guard lock(m_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
+  ~pipeline() { finish(); }  // the background_work it returns waits for running preparations
   pipeline(const pipeline&) = delete;
   pipeline& operator=(const pipeline&) = delete;
 
   // How many evaluations may usefully be in flight at once.
   std::size_t capacity() const {
     if (inline_) return 1;
-    return (ev_.prepare ? std::max<std::size_t>(1, ev_.prepare_threads
-                                                       ? ev_.prepare_threads
-                                                       : std::thread::hardware_concurrency())
-                        : 0) +
-           workers_;
+    return (s_->ev.prepare ? prepare_threads() : 0) + workers_;
   }
 
   void submit(std::uint64_t id, configuration cfg) {
@@ -213,26 +205,33 @@ class pipeline {
       return;
     }
     {
-      std::lock_guard lock(m_);
-      (ev_.prepare ? prepare_q_ : measure_q_).push_back(std::move(j));
+      std::lock_guard lock(s_->m);
+      (s_->ev.prepare ? s_->prepare_q : s_->measure_q).push_back(std::move(j));
     }
-    cv_.notify_all();
+    s_->cv.notify_all();
   }
 
   std::size_t in_flight() const { return in_flight_; }
 
-  // Drops queued work that has not started; returns how many were dropped.
-  std::size_t cancel_pending() {
-    std::size_t n = inline_queue_.size();
+  // The run has stopped: drops every job that has not started measuring, queued or being
+  // prepared (those preparations finish on their threads and are dropped too); returns how many.
+  // What is measuring or finished still comes from next(). Takes no more work after this.
+  std::size_t drop_unmeasured() {
+    std::deque<job> queued = std::move(inline_queue_);
     inline_queue_.clear();
+    std::size_t n = queued.size();
     {
-      std::lock_guard lock(m_);
-      n += prepare_q_.size() + measure_q_.size();
-      prepare_q_.clear();
-      measure_q_.clear();
+      std::lock_guard lock(s_->m);
+      // Those being prepared count once: a second call finds them dropped already.
+      n += s_->prepare_q.size() + s_->measure_q.size() + (s_->dropping ? 0 : s_->preparing);
+      std::move(s_->prepare_q.begin(), s_->prepare_q.end(), std::back_inserter(queued));
+      std::move(s_->measure_q.begin(), s_->measure_q.end(), std::back_inserter(queued));
+      s_->prepare_q.clear();
+      s_->measure_q.clear();
+      s_->dropping = true;
     }
     in_flight_ -= n;
-    return n;
+    return n;  // artefacts of `queued` are released here, outside the lock
   }
 
   // Blocks until one evaluation has finished.
@@ -241,14 +240,31 @@ class pipeline {
       job j = std::move(inline_queue_.front());
       inline_queue_.pop_front();
       --in_flight_;
-      return run_measure(j, 0);
+      return run_measure(s_->ev, j, 0);
     }
-    std::unique_lock lock(m_);
-    cv_.wait(lock, [&] { return !done_.empty(); });
-    evaluation e = std::move(done_.front());
-    done_.pop_front();
-    --in_flight_;
-    return e;
+    std::unique_lock lock(s_->m);
+    s_->cv.wait(lock, [&] { return !s_->done.empty(); });
+    return pop_done();
+  }
+  // Waits at most `timeout` for one evaluation to finish (inline: runs the next one).
+  std::optional<evaluation> next_for(std::chrono::duration<double> timeout) {
+    if (inline_) return next();
+    std::unique_lock lock(s_->m);
+    if (!s_->cv.wait_for(lock, timeout, [&] { return !s_->done.empty(); })) return std::nullopt;
+    return pop_done();
+  }
+
+  // Ends the pipeline: joins the measuring workers (idle once everything in flight has been
+  // received) and hands over the prepare threads, which may still run dropped preparations.
+  background_work finish() {
+    {
+      std::lock_guard lock(s_->m);
+      s_->stopping = true;
+    }
+    s_->cv.notify_all();
+    for (auto& t : measure_threads_) t.join();
+    measure_threads_.clear();
+    return background_work(std::exchange(prepare_threads_, {}));
   }
 
  private:
@@ -258,54 +274,80 @@ class pipeline {
     std::any artefact;
     evaluation partial;
   };
+  struct state {
+    explicit state(const evaluator& e) : ev(e) {}
+    const evaluator ev;
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<job> prepare_q, measure_q;
+    std::deque<evaluation> done;
+    std::size_t preparing = 0;  // jobs in the prepare stage now
+    bool dropping = false;      // the run has stopped: preparations that finish are dropped
+    bool stopping = false;      // threads exit
+  };
 
-  void prepare_loop() {
+  std::size_t prepare_threads() const {
+    return std::max<std::size_t>(
+        1, s_->ev.prepare_threads ? s_->ev.prepare_threads : std::thread::hardware_concurrency());
+  }
+
+  evaluation pop_done() {  // with the lock held
+    evaluation e = std::move(s_->done.front());
+    s_->done.pop_front();
+    --in_flight_;
+    return e;
+  }
+
+  static void prepare_loop(std::shared_ptr<state> s) {
     for (;;) {
       job j;
       {
-        std::unique_lock lock(m_);
-        cv_.wait(lock, [&] { return stopping_ || !prepare_q_.empty(); });
-        if (stopping_) return;
-        j = std::move(prepare_q_.front());
-        prepare_q_.pop_front();
+        std::unique_lock lock(s->m);
+        s->cv.wait(lock, [&] { return s->stopping || !s->prepare_q.empty(); });
+        if (s->stopping) return;
+        j = std::move(s->prepare_q.front());
+        s->prepare_q.pop_front();
+        ++s->preparing;
       }
       std::shared_ptr<std::any> art;
-      auto f = [p = ev_.prepare, c = j.cfg] { return std::make_shared<std::any>(p(c)); };
-      auto o = run_stage(f, ev_.prepare_timeout, art);
+      auto f = [p = s->ev.prepare, c = j.cfg] { return std::make_shared<std::any>(p(c)); };
+      auto o = run_stage(f, s->ev.prepare_timeout, art);
       j.partial.prepare_s = o.seconds;
-      std::lock_guard lock(m_);
+      std::lock_guard lock(s->m);
+      --s->preparing;
+      if (s->dropping) continue;  // never measured; the artefact is released on this thread
       if (o.ok) {
         j.artefact = std::move(*art);
-        measure_q_.push_back(std::move(j));
+        s->measure_q.push_back(std::move(j));
       } else {
-        done_.push_back(failed(j, o, "compile", "prepare"));
+        s->done.push_back(failed(j, o, "compile", "prepare"));
       }
-      cv_.notify_all();
+      s->cv.notify_all();
     }
   }
 
-  void measure_loop(std::size_t w) {
+  static void measure_loop(std::shared_ptr<state> s, std::size_t w) {
     for (;;) {
       job j;
       {
-        std::unique_lock lock(m_);
-        cv_.wait(lock, [&] { return stopping_ || !measure_q_.empty(); });
-        if (stopping_) return;
-        j = std::move(measure_q_.front());
-        measure_q_.pop_front();
+        std::unique_lock lock(s->m);
+        s->cv.wait(lock, [&] { return s->stopping || !s->measure_q.empty(); });
+        if (s->stopping) return;
+        j = std::move(s->measure_q.front());
+        s->measure_q.pop_front();
       }
-      evaluation e = run_measure(j, w);
-      std::lock_guard lock(m_);
-      done_.push_back(std::move(e));
-      cv_.notify_all();
+      evaluation e = run_measure(s->ev, j, w);
+      std::lock_guard lock(s->m);
+      s->done.push_back(std::move(e));
+      s->cv.notify_all();
     }
   }
 
-  evaluation run_measure(job& j, std::size_t w) {
+  static evaluation run_measure(const evaluator& ev, job& j, std::size_t w) {
     double cost = 0;
     auto art = std::make_shared<std::any>(std::move(j.artefact));
-    auto f = [m = ev_.measure, c = j.cfg, art, w] { return m(c, *art, w); };
-    auto o = run_stage(f, ev_.measure_timeout, cost);
+    auto f = [m = ev.measure, c = j.cfg, art, w] { return m(c, *art, w); };
+    auto o = run_stage(f, ev.measure_timeout, cost);
     if (o.ok && std::isnan(cost)) o.ok = false, o.error = "cost is NaN";
     evaluation e;
     if (!o.ok) {
@@ -335,17 +377,12 @@ class pipeline {
     return e;
   }
 
-  const evaluator& ev_;
+  std::shared_ptr<state> s_;
   std::size_t workers_ = 1;
   bool inline_ = false;
   std::deque<job> inline_queue_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::deque<job> prepare_q_, measure_q_;
-  std::deque<evaluation> done_;
-  std::vector<std::thread> threads_;
-  bool stopping_ = false;
-  std::size_t in_flight_ = 0;
+  std::vector<std::thread> prepare_threads_, measure_threads_;
+  std::size_t in_flight_ = 0;  // submitted, not yet returned by next() nor dropped
 };
 
 }  // namespace detail

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // atf::tuner: runs a search technique over a search space with an evaluator until an abort
 // condition holds, logging every evaluation; a run restarted on the same log resumes without
-// measuring anything twice. Start configurations, if given, are evaluated before the search.
+// measuring anything twice. Start configurations, if given, are evaluated before the search. At
+// the stop, what has not started measuring is dropped (tuning_result::background).
 #pragma once
 
 #include <atf/abort/condition.hpp>
+#include <atf/background.hpp>
 #include <atf/error.hpp>
 #include <atf/evaluator.hpp>
 #include <atf/log.hpp>
@@ -54,6 +56,8 @@ struct tuning_result {
   std::uint64_t starts_evaluated = 0;  // start configurations measured in this session
   std::uint64_t starts_skipped = 0;    // start configurations not in the search space
   std::vector<std::string> skipped_starts;  // "{configuration}: reason" for each of those
+  // Compiles the stop left running: they finish unmeasured; the last copy of this waits for them.
+  background_work background;
 
   // The "tuning" object of a parameter file.
   nlohmann::json tuning_json() const {
@@ -243,13 +247,19 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     st.session_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     st.elapsed_s = elapsed_offset + st.session_s;
   };
+  auto show = [&] {
+    bar.update(st, abort_ ? abort_->progress(st) : -1, abort_ ? abort_->seconds_left(st) : -1);
+  };
+  bool stopped = false;  // should_stop() has said so
   auto should_stop = [&] {
     tick();
     if (abort_ && abort_->stop(st))
-      return res.stop_reason = "abort condition " + abort_->describe(), true;
-    if (index_t(st.evaluations) >= space.size())
-      return res.stop_reason = "search space exhausted", true;
-    return false;
+      res.stop_reason = "abort condition " + abort_->describe();
+    else if (index_t(st.evaluations) >= space.size())
+      res.stop_reason = "search space exhausted";
+    else
+      return false;
+    return stopped = true;
   };
   auto remaining = [&]() -> std::uint64_t {
     std::uint64_t r = abort_ ? abort_->remaining(st) : abort::unlimited;
@@ -265,9 +275,8 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     pending.insert(p);
     pipe.submit(submitted++, space.to_configuration(p));
   };
-  // Blocks for one finished evaluation, records and logs it; returns its point.
-  auto receive = [&]() -> point {
-    evaluation e = pipe.next();
+  // Records and logs a finished evaluation; returns its point.
+  auto take = [&](evaluation e) -> point {
     tick();
     auto it = jobs.find(e.id);
     point p = std::move(it->second);
@@ -277,15 +286,32 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     ++res.measured;
     if (writer) writer->append(log_record(e, st.elapsed_s));
     if (on_eval_) on_eval_(e);
-    bar.update(st, abort_ ? abort_->progress(st) : -1, abort_ ? abort_->seconds_left(st) : -1);
+    show();
     return p;
   };
-  // Waits for everything in flight (what is still queued is dropped: nothing of it ran).
-  auto drain = [&] {
-    pipe.cancel_pending();
-    while (pipe.in_flight() > 0) receive();
+  // Waits for the next finished evaluation and takes it; nothing when the abort condition holds
+  // first. The condition is checked while waiting, so a time budget ends on time rather than
+  // when the next compile happens to finish.
+  auto receive = [&]() -> std::optional<point> {
+    for (;;) {
+      if (auto e = pipe.next_for(std::chrono::milliseconds(20))) return take(std::move(*e));
+      if (should_stop()) return std::nullopt;
+      show();
+    }
+  };
+  // The run stops: what has not started measuring is dropped, not measured (compiles in flight
+  // finish in the background: res.background); measurements in progress are waited for and
+  // logged. An evaluations(n) budget has nothing in flight when it stops, so it stays exact.
+  auto cut = [&] {
+    pipe.drop_unmeasured();
+    while (pipe.in_flight() > 0) take(pipe.next());
     jobs.clear();
     pending.clear();
+  };
+  // Waits for everything in flight, unless the abort condition holds first.
+  auto drain = [&] {
+    while (pipe.in_flight() > 0)
+      if (!receive()) return cut();
   };
   // A batch goes back to the technique only when all of it has been measured, so compile threads
   // and GPUs would idle while it waits for its slowest compile. Idle slots get unseen neighbours
@@ -321,7 +347,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     }
   };
 
-  // Evaluates the given new points; returns false when the run must stop (some were cancelled).
+  // Evaluates the given new points; returns false when the run must stop (in flight: cut).
   auto evaluate = [&](const std::vector<point>& pts, bool allow_fill) -> bool {
     std::unordered_set<point, point_hash> want(pts.begin(), pts.end());
     for (const auto& p : pts)
@@ -329,11 +355,10 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     std::size_t waiting = want.size();
     while (waiting > 0) {
       if (allow_fill) top_up();
-      if (want.count(receive())) --waiting;
-      if (waiting > 0 && should_stop() && pipe.cancel_pending() > 0) {
-        drain();
-        return false;
-      }
+      auto p = receive();
+      if (!p) return cut(), false;
+      if (want.count(*p)) --waiting;
+      if (waiting > 0 && should_stop()) return cut(), false;
     }
     return true;
   };
@@ -343,10 +368,8 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     for (std::size_t next = 0; next < todo.size();) {
       if (next > 0 && should_stop()) return false;
       // Fillers in flight hold part of the budget: wait for them until room is left.
-      while (pipe.in_flight() > 0 && remaining() <= pipe.in_flight()) {
-        receive();
-        if (should_stop()) return drain(), false;
-      }
+      while (pipe.in_flight() > 0 && remaining() <= pipe.in_flight())
+        if (!receive() || should_stop()) return cut(), false;
       const std::uint64_t room = remaining() - pipe.in_flight();
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(room, todo.size() - next));
       if (n == 0) {
@@ -416,7 +439,11 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
       stuck = 0;
     }
   }
-  drain();  // fillers still measuring are waited for and logged
+  if (stopped)
+    cut();
+  else
+    drain();  // the technique has finished: fillers in flight are still evaluated
+  res.background = pipe.finish();
   tick();
   bar.update(st, abort_ ? abort_->progress(st) : -1, abort_ ? abort_->seconds_left(st) : -1, true);
   bar.finish();

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <backends/tuning/cuda_target.hpp>
 #include <backends/tuning/tune.hpp>
@@ -44,6 +45,9 @@ int main(int argc, char** argv) {
     return 77;
   }
   tuning::cuda_target target;
+  // Compiles that a case's time stop left running finish while the next case tunes; they use the
+  // target, so they are waited for before it goes (declared after it: destroyed first).
+  std::vector<atf::background_work> compiling;
   std::printf("%-22s %8s %8s %8s %10s %12s %12s  %s\n", "case", "evals", "valid", "resumed",
               "evals/s", "best us", "default us", "chosen");
   ops::for_each_benchmark_case([&](std::string_view full, const auto& comp, const auto& sizes) {
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
     opt.log = std::filesystem::path(params) / "logs" / (tuning::file_name(w) + ".log.jsonl");
     try {
       auto r = tuning::tune(comp, sizes, target, opt);
+      compiling.push_back(r.run.background);
       std::printf("%-22s %8llu %8llu %8llu %10.1f %12.2f %12.2f  %s\n", name.c_str(),
                   (unsigned long long)r.run.evaluations, (unsigned long long)r.run.valid,
                   (unsigned long long)r.run.resumed,

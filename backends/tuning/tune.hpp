@@ -6,7 +6,10 @@
 // lower::config, checks it, lowers it and compiles the kernel; the measure stage (one worker per
 // device) loads it, checks its first run against the CPU reference (on fresh random non-zero
 // inputs, outputs poisoned) and times it. Every failure becomes an invalid configuration with its
-// reason in the log; the run goes on. The log makes an interrupted run resumable.
+// reason in the log; the run goes on. The log makes an interrupted run resumable. When a time
+// budget (or an interrupt) stops the run, compiles still in flight are not waited for: they finish
+// unmeasured in the background, and the last copy of the result's run.background waits for them,
+// so the target must outlive it.
 //
 // A Target provides:
 //   tuning::device_id id() const;  lower::device_limits limits() const;  std::size_t workers()
@@ -124,8 +127,11 @@ tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Targe
   auto want = data.expected_refs();
   target.set_data(c, sizes, in, want);
 
+  // A time stop does not wait for compiles in flight: they finish after tune() has returned
+  // (tune_result::run.background), so the prepare stage holds copies of what it reads; only the
+  // target is shared.
   atf::evaluator ev;
-  ev.prepare = [&](const atf::configuration& a) -> std::any {
+  ev.prepare = [c, sizes, limits, &target](const atf::configuration& a) -> std::any {
     lower::config cfg = to_config(a, c, sizes);
     try {
       lower::check(cfg, c, sizes, limits);

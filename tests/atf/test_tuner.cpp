@@ -366,3 +366,58 @@ TEST_CASE("a resumed log that used up a duration: duration() stops, session_dura
   CHECK(lines_of(log).size() == 1 + more.evaluations);
   std::filesystem::remove(log);
 }
+
+TEST_CASE("a time stop drops what has not started measuring and returns on time") {
+  // Compiles take 300 ms on four threads, and idle filling keeps them busy, so compiles are in
+  // flight at the stop. They are not waited for (the stop used to compile and measure them: a
+  // run ended up to a compile late); they finish in the background, never measured or logged.
+  auto space = small_space();
+  std::atomic<int> prepared{0};
+  std::mutex m;
+  std::set<std::string> measured;
+  atf::evaluator ev(
+      [&](const atf::configuration&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ++prepared;
+        return 0;
+      },
+      [&](const atf::configuration& c, std::any&) {
+        std::lock_guard lock(m);
+        measured.insert(c.key());
+        return cost_of(c);
+      },
+      4, 1);
+  const auto log = temp_path("stop.jsonl");
+  const double budget = 0.35;  // the second round of compiles runs from ~0.3 to ~0.6 s
+  atf::tuner t;
+  t.seed(4).log_file(log).progress(atf::progress_mode::off);
+  t.abort_when(atf::abort::duration(std::chrono::duration<double>(budget)));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = t.tune(space, ev);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(took >= budget);
+  CHECK(took < budget + 0.2);
+  CHECK(r.stop_reason.find("duration") != std::string::npos);
+  CHECK(r.measured > 0);
+  r.background.wait();
+  CHECK(prepared.load() > static_cast<int>(r.measured));  // compiled, dropped unmeasured
+  {
+    std::lock_guard lock(m);
+    CHECK(measured.size() == r.measured);
+  }
+  const auto lines = lines_of(log);
+  REQUIRE(lines.size() == 1 + r.measured);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    auto key =
+        atf::configuration::from_json(nlohmann::json::parse(lines[i])["configuration"]).key();
+    CHECK_MESSAGE(measured.count(key) == 1, "logged but never measured: " << key);
+  }
+
+  // The log resumes as usual.
+  atf::tuner u;
+  u.seed(4).log_file(log).progress(atf::progress_mode::off);
+  auto again = u.abort_when(atf::abort::evaluations(r.evaluations + 3)).tune(space, cost_of);
+  CHECK(again.resumed == r.evaluations);
+  CHECK(again.evaluations == r.evaluations + 3);
+  std::filesystem::remove(log);
+}
