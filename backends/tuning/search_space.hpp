@@ -145,9 +145,11 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
     auto only_cached = [cache](int64_t v, const atf::partial_config& c) {
       return v == 0 || c.get<int64_t>(cache) == 1;
     };
+    const std::size_t rank = comp.inputs[b].rank;
     ps.emplace_back(name("transpose", b),
-                    can_cache && comp.inputs[b].rank >= 2 ? atf::set({int64_t{0}, int64_t{1}})
-                                                          : atf::set({int64_t{0}}),
+                    !can_cache || rank < 2 ? atf::set({int64_t{0}})
+                    : rank == 2            ? atf::set({int64_t{0}, int64_t{1}})
+                                           : atf::set({int64_t{0}, int64_t{1}, int64_t{2}}),
                     atf::constraint({cache}, only_cached));
     // pad 4 keeps float4-aligned rows while breaking the bank pattern of transposed stores
     ps.emplace_back(
@@ -230,7 +232,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   }
   for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
     c.inputs[b].cache = lower::cache_kind(a.get<std::int64_t>(name("cache", b)));
-    c.inputs[b].transpose = a.get<std::int64_t>(name("transpose", b)) != 0;
+    c.inputs[b].transpose = int(a.get<std::int64_t>(name("transpose", b)));
     c.inputs[b].pad = a.get<std::int64_t>(name("pad", b));
   }
   c.thr_combine = lower::thread_combine(a.get<std::int64_t>("thr_combine"));

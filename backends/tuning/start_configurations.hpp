@@ -232,7 +232,11 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
           // the operand whose rows run along the reduction is stored reduction-major, so a
           // thread's register tile reads consecutive shared-memory words
           const auto& last = buf.accesses[0].index.back();
+          const auto& first = buf.accesses[0].index.front();
           c.inputs[b].transpose = buf.rank >= 2 && last.coeff[k] != 0 && last.coeff[j] == 0;
+          // a convolution's weights w[k][r][s][c]: the output channels j innermost, so the
+          // threads along j read consecutive words
+          if (buf.rank >= 3 && first.coeff[j] != 0 && last.coeff[j] == 0) c.inputs[b].transpose = 2;
           any_cached = true;
         }
         c.vec = rj % 4 == 0 ? 4 : rj % 2 == 0 ? 2 : 1;

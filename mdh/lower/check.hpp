@@ -102,9 +102,17 @@ inline void check(const config& cfg, const ir::computation& comp,
     if (ic.cache != cache_kind::shared && (ic.pad != 0 || ic.transpose))
       violated(param_name(ic.pad ? "pad" : "transpose", b), "layout only for shared tiles",
                "buffer '" + comp.inputs[b].name + "' is not cached in shared memory");
+    if (ic.transpose < 0 || ic.transpose > 2)
+      violated(param_name("transpose", b),
+               "transpose_b in {0, 1 = last two dims swapped, 2 = first dim innermost}",
+               "transpose=" + v(std::int64_t(ic.transpose)));
     if (ic.transpose && comp.inputs[b].rank < 2)
       violated(param_name("transpose", b), "transpose needs rank >= 2",
                "buffer '" + comp.inputs[b].name + "'");
+    if (ic.transpose == 2 && comp.inputs[b].rank < 3)
+      violated(
+          param_name("transpose", b), "transpose = 2 needs rank >= 3 (rank 2: use 1)",
+          "buffer '" + comp.inputs[b].name + "' has rank " + v(std::int64_t(comp.inputs[b].rank)));
   }
   if (cfg.vec != 1 && cfg.vec != 2 && cfg.vec != 4)
     violated("vec", "vec in {1, 2, 4}", "vec=" + v(cfg.vec));

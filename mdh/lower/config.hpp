@@ -42,8 +42,11 @@ struct dim_config {
 // Per input buffer b (in computation order).
 struct input_config {
   cache_kind cache = cache_kind::global;  // cache_<b>
-  bool transpose = false;  // transpose_<b>: shared tile stores its last two dims swapped
-  std::int64_t pad = 0;    // pad_<b>: extra elements per shared-tile row (bank conflicts)
+  // transpose_<b>: the shared tile's layout. 0: the buffer's order; 1: its last two dims swapped;
+  // 2: its first dim stored innermost (w[k][r][s][c] as [r][s][c][k]: a convolution's weights
+  // read along the output channels k), rank >= 3 only (for rank 2 it is 1).
+  int transpose = 0;
+  std::int64_t pad = 0;  // pad_<b>: extra elements per shared-tile row (bank conflicts)
   friend bool operator==(const input_config&, const input_config&) = default;
 };
 
@@ -121,7 +124,7 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
   }
   for (std::size_t b = 0; b < inputs; ++b) {
     c.inputs[b].cache = cache_kind(get(param_name("cache", b)));
-    c.inputs[b].transpose = get(param_name("transpose", b)) != 0;
+    c.inputs[b].transpose = int(get(param_name("transpose", b)));
     c.inputs[b].pad = get(param_name("pad", b));
   }
   c.thr_combine = thread_combine(get("thr_combine"));

@@ -125,7 +125,8 @@ inline void cache_inputs(kernel_plan& p) {
       t.extent[k] = ext, t.base_const[k] = base;
     }
     for (std::size_t k = 0; k < rank; ++k) t.order.push_back(k);
-    if (ic.transpose && rank >= 2) std::swap(t.order[rank - 1], t.order[rank - 2]);
+    if (ic.transpose == 1 && rank >= 2) std::swap(t.order[rank - 1], t.order[rank - 2]);
+    if (ic.transpose == 2) std::rotate(t.order.begin(), t.order.begin() + 1, t.order.end());
     std::int64_t s = 1;
     for (std::size_t j = rank; j-- > 0;) {
       std::size_t k = t.order[j];

@@ -70,7 +70,10 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
       bool ok = detail::accesses_share_coefficients(comp.inputs[b]);
       ic.cache = ok && uniform(rng, 0, 1) ? cache_kind::shared : cache_kind::global;
       if (ic.cache == cache_kind::shared) {
-        ic.transpose = comp.inputs[b].rank >= 2 && uniform(rng, 0, 1);
+        const auto rank = comp.inputs[b].rank;
+        ic.transpose = rank >= 3   ? int(uniform(rng, 0, 2))
+                       : rank == 2 ? int(uniform(rng, 0, 1))
+                                   : 0;
         ic.pad = pick(rng, {0, 0, 1, 4});
       }
     }
@@ -99,9 +102,9 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
 }
 
 // Configurations at the corners: one thread for everything; as many threads as allowed on the
-// innermost dimension; tiles larger than the sizes; every input cached with transpose and pad;
-// every dimension split over blocks (cross-block reductions, all three ways); vector groups
-// along the innermost ++ and pw dimensions.
+// innermost dimension; tiles larger than the sizes; every input cached with transpose and pad (and
+// rank >= 3 tiles rotated); every dimension split over blocks (cross-block reductions, all three
+// ways); vector groups along the innermost ++ and pw dimensions.
 inline std::vector<config> edge_configs(const ir::computation& comp,
                                         const std::vector<std::int64_t>& sizes,
                                         const device_limits& limits) {
@@ -138,6 +141,11 @@ inline std::vector<config> edge_configs(const ir::computation& comp,
     if (detail::accesses_share_coefficients(comp.inputs[b]))
       cached.inputs[b] = {cache_kind::shared, comp.inputs[b].rank >= 2, 1};
   keep(cached);
+  config rotated = cached;  // rank >= 3 tiles with their first dimension innermost
+  for (std::size_t b = 0; b < comp.inputs.size(); ++b)
+    if (rotated.inputs[b].cache == cache_kind::shared && comp.inputs[b].rank >= 3)
+      rotated.inputs[b].transpose = 2, rotated.inputs[b].pad = 0;
+  if (!(rotated == cached)) keep(rotated);
   config staged = cached;  // the same tiles, prefetched one reduction step ahead
   staged.prefetch = 1;
   for (auto& x : staged.dims) x.t_sm = std::max<std::int64_t>(1, x.t_sm / 3);

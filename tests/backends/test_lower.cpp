@@ -103,6 +103,36 @@ TEST_CASE("check names the parameter and the constraint") {
   CHECK_THROWS_WITH_AS(check(pcfg, pl, {4, 8}, h200_limits()), doctest::Contains("thr_1"), error);
 }
 
+TEST_CASE("transpose = 2 stores a tile's first dimension innermost") {
+  auto c = test::broadcast4d();  // x[n][c][h][w], rank 4
+  std::vector<std::int64_t> sizes{2, 3, 4, 5};
+  auto cfg = default_config(c, sizes);
+  cfg.inputs[0] = {cache_kind::shared, 2, 0};
+  check(cfg, c, sizes, h200_limits());
+  auto plan = mdh::lower::lower(c, sizes, cfg, h200_limits());
+  REQUIRE(plan.tiles.size() == 1);
+  const auto& t = plan.tiles[0];
+  CHECK(t.order == std::vector<std::size_t>{1, 2, 3, 0});
+  // n innermost (stride 1), then c, h, w outward
+  CHECK(t.stride[0] == 1);
+  CHECK(t.stride[3] == t.extent[0]);
+  CHECK(t.stride[2] == t.extent[0] * t.extent[3]);
+  CHECK(t.stride[1] == t.extent[0] * t.extent[3] * t.extent[2]);
+  // config maps and JSON keep the value
+  auto back = from_map(to_map(cfg), c.rank(), c.inputs.size());
+  CHECK(back.inputs[0].transpose == 2);
+  // rank 2 has no third layout (1 already puts the first dimension innermost)
+  auto m = test::matmul();
+  std::vector<std::int64_t> msizes{16, 16, 16};
+  auto mc = default_config(m, msizes);
+  mc.inputs[0] = {cache_kind::shared, 2, 0};
+  CHECK_THROWS_WITH_AS(check(mc, m, msizes, h200_limits()),
+                       doctest::Contains("transpose = 2 needs rank >= 3"), error);
+  mc.inputs[0] = {cache_kind::shared, 3, 0};
+  CHECK_THROWS_WITH_AS(check(mc, m, msizes, h200_limits()), doctest::Contains("transpose_0"),
+                       error);
+}
+
 TEST_CASE("configuration round-trips through the flat map and JSON") {
   std::mt19937_64 rng(7);
   for (auto& s : test::all_samples()) {
