@@ -145,8 +145,11 @@ for c in runs[("memset", 1)]:
     if None in m + x: continue
     print(f"{c:22s} {min(m):13.2f} {min(x):11.2f} {min(x) / min(m):12.2f}")
 PY
-    (cd "$OUT" && tar czf profile.tgz --remove-files ncu_* vendor_* flush_* 2>/dev/null)
-    summary+=("profile: \$OUT/profile.tgz, flush comparison in \$OUT/flush.txt")
+    for f in ncu_ours ncu_vendor; do
+      [ -s "$OUT/$f.csv" ] && python3 bench/ncu_summary.py "$OUT/$f.csv" >"$OUT/$f.txt"
+    done
+    (cd "$OUT" && tar czf profile.tgz --remove-files ncu_*.csv ncu_*.err ncu_*.json vendor_* flush_* 2>/dev/null)
+    summary+=("profile: \$OUT/ncu_ours.txt, ncu_vendor.txt (bench/ncu_summary.py), flush.txt; raw in profile.tgz")
     ;;
   bench)
     stamp "our kernels"
