@@ -224,6 +224,7 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
         for (auto r : reduce)
           if (r != k) c.dims[r].t_sm = sizes[r];  // other reductions: whole (e.g. a filter)
         bool any_cached = false;
+        std::vector<std::size_t> rotatable;
         for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
           const auto& buf = comp.inputs[b];
           if (!lower::detail::accesses_share_coefficients(buf)) continue;
@@ -234,14 +235,21 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
           const auto& last = buf.accesses[0].index.back();
           const auto& first = buf.accesses[0].index.front();
           c.inputs[b].transpose = buf.rank >= 2 && last.coeff[k] != 0 && last.coeff[j] == 0;
-          // a convolution's weights w[k][r][s][c]: the output channels j innermost, so the
-          // threads along j read consecutive words
-          if (buf.rank >= 3 && first.coeff[j] != 0 && last.coeff[j] == 0) c.inputs[b].transpose = 2;
+          // a convolution's weights w[k][r][s][c]: also with the output channels (i or j)
+          // innermost (transpose 2), so a thread's register tile reads consecutive words
+          const bool channels_first = (first.coeff[j] != 0 && last.coeff[j] == 0) ||
+                                      (first.coeff[i] != 0 && last.coeff[i] == 0);
+          if (buf.rank >= 3 && channels_first) rotatable.push_back(b);
           any_cached = true;
         }
         c.vec = rj % 4 == 0 ? 4 : rj % 2 == 0 ? 2 : 1;
         c.prefetch = any_cached ? 2 : 0;  // registers + two shared buffers
         with_split(c, k);
+        if (!rotatable.empty()) {
+          lower::config r = c;
+          for (auto b : rotatable) r.inputs[b].transpose = 2;
+          keep(r);
+        }
         if (kt != 16) continue;
         c.prefetch = any_cached ? 1 : 0;  // registers only: half the shared memory
         keep(c);

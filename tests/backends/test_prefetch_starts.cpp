@@ -562,6 +562,12 @@ TEST_CASE("start configurations of every benchmark case: valid, in the space, ro
       for (auto& s : starts) staged = staged || (s.prefetch && caches_some_input(s));
       CHECK_MESSAGE(staged, "a product without a prefetching start configuration");
     }
+    if (name.starts_with("mcc") || name.starts_with("conv")) {
+      // the weights w[k][r][s][c] also with the output channels innermost (transpose 2)
+      bool rotated = false;
+      for (auto& s : starts) rotated = rotated || s.inputs[1].transpose == 2;
+      CHECK_MESSAGE(rotated, "a convolution without a start whose weight tile is rotated");
+    }
     total += check_starts(name, c, sizes, lim);
     ++cases;
   });
@@ -783,7 +789,7 @@ TEST_CASE("OpenCL: start configurations of small products and a column reduction
   for (const work& w :
        {work{"matmul", {37, 45, 29}}, work{"matmul", {64, 64, 64}},
         work{"batch_matmul", {2, 3, 17, 20, 12}}, work{"batch_matmul_nt", {2, 2, 16, 24, 20}},
-        work{"bias_add_grad", {37, 64}}}) {
+        work{"bias_add_grad", {37, 64}}, work{"mcc", {1, 5, 6, 8, 3, 3, 3}}}) {
     with_operator(w.op, [&](const auto& op) {
       const ir::computation& c = mdh::describe(op);
       auto starts = tuning::start_configurations(c, w.sizes, lim);
