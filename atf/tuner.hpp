@@ -247,8 +247,9 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     st.session_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     st.elapsed_s = elapsed_offset + st.session_s;
   };
-  auto show = [&] {
-    bar.update(st, abort_ ? abort_->progress(st) : -1, abort_ ? abort_->seconds_left(st) : -1);
+  auto show = [&](bool force = false) {
+    bar.update(st, abort_ ? abort_->progress(st) : -1, abort_ ? abort_->seconds_left(st) : -1,
+               force);
   };
   bool stopped = false;  // should_stop() has said so
   auto should_stop = [&] {
@@ -445,7 +446,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     drain();  // the technique has finished: fillers in flight are still evaluated
   res.background = pipe.finish();
   tick();
-  bar.update(st, abort_ ? abort_->progress(st) : -1, abort_ ? abort_->seconds_left(st) : -1, true);
+  show(true);
   bar.finish();
 
   res.evaluations = st.evaluations;

@@ -473,6 +473,22 @@ class c_printer {
     out_.line("const int r" + std::to_string(G.dim) + " = " + G.p + "rg + " + rl + ";");
   }
 
+  // Register slot `r` of dimension k within its thread's rm step, in two parts: the thread's
+  // (blocked: t * t_rm; strided: t) and the slot's (blocked: r; strided: r * thr); "" where a
+  // part is zero. The one place the printer spells the thread-to-element mapping.
+  std::pair<std::string, std::string> slot_parts(std::size_t k, const std::string& r) const {
+    const dim_plan& d = p_.dims[k];
+    const std::string t = "t" + std::to_string(k);
+    if (d.t_rm == 1) return {d.thr == 1 ? "" : t, ""};
+    if (d.thr == 1) return {"", r};
+    if (d.strided) return {t, "(" + r + ") * " + detail::num(d.thr)};
+    return {t + " * " + detail::num(d.t_rm), r};
+  }
+  static std::string join_sum(const std::string& a, const std::string& b) {
+    if (a.empty()) return b.empty() ? "0" : b;
+    return b.empty() ? a : a + " + " + b;
+  }
+
   // e<k> - S<k> for register slot r<k>: the element's offset in the box that the block step
   // copies (++/ps dims: the rm step; pw dims: the sm tile), without the block and tile terms that
   // cancel, the thread's part widened to 64 bits before the slot's constant is added. Written so,
@@ -480,31 +496,20 @@ class c_printer {
   // vector loads; through e<k> - S<k>, or with the sum widened after it, it loads words one by one.
   std::string box_offset_expr(std::size_t k) const {
     const dim_plan& d = p_.dims[k];
-    const std::string K = std::to_string(k), r = "r" + K, t = "t" + K;
-    std::string thread, slot;
-    if (d.t_rm == 1)
-      thread = d.thr == 1 ? "" : t;
-    else if (d.thr == 1)
-      slot = r;
-    else if (d.strided)
-      thread = t, slot = r + " * " + detail::num(d.thr);
-    else
-      thread = t + " * " + detail::num(d.t_rm), slot = r;
+    const std::string K = std::to_string(k);
+    auto [thread, slot] = slot_parts(k, "r" + K);
     if (d.role == dim_role::reduce && d.n_rm > 1)
-      slot += (slot.empty() ? "" : " + ") + ("q" + K + " * " + detail::num(d.rm_step));
-    if (thread.empty()) return slot.empty() ? "0" : slot;
-    thread = "(" + d_.type(scalar_type::i64) + ")(" + thread + ")";
-    return slot.empty() ? thread : thread + " + " + slot;
+      slot = join_sum(slot, "q" + K + " * " + detail::num(d.rm_step));
+    if (!thread.empty()) thread = "(" + d_.type(scalar_type::i64) + ")(" + thread + ")";
+    return join_sum(thread, slot);
   }
 
   // The element index and validity expressions of dimension k for register slot `r`.
   std::pair<std::string, std::string> element_expr(std::size_t k, const std::string& r) const {
     const dim_plan& d = p_.dims[k];
     std::string K = std::to_string(k);
-    std::string within = d.strided ? "(" + r + ") * " + detail::num(d.thr) + " + t" + K
-                                   : "t" + K + " * " + detail::num(d.t_rm) + " + " + r;
-    if (d.thr == 1) within = r;
-    if (d.t_rm == 1) within = d.thr == 1 ? "0" : "t" + K;
+    auto [thread, slot] = slot_parts(k, r);
+    std::string within = join_sum(thread, slot);
     std::string in_tile = "q" + K + " * " + detail::num(d.rm_step) + " + " + within;
     std::string local = "s" + K + " * " + detail::num(d.t_sm) + " + " + in_tile;
     std::string e = "b" + K + " * " + detail::num(d.chunk) + " + " + local;
