@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     group& g = groups[base];
     if (!g.error.empty()) return;
     try {
-      const ir::computation& c = comp.ir();
+      const auto& c = comp.ir();  // a computation, or a fused pair (softmax, layernorm)
       auto kernel = tuning::load_cuda_kernel(comp, sizes, params, dev);
       auto st = std::make_unique<step>();
       st->prog = std::move(kernel.program);

@@ -27,7 +27,8 @@
 namespace mdh::ops {
 
 // Calls visit(name, computation, sizes) for every float32 case of benchmarks.md, in the table's
-// order. Cases made of two computations (softmax, layernorm) give both, as "name/step".
+// order. Softmax and layernorm are two computations each, given as one fused pair (mdh::fuse:
+// one kernel; mdh::is_fused_v tells them apart).
 // Notes: Jacobi3D 256^3 is the interior of a 256^3 grid (sizes 254^3); the ResNet-50 layer
 // derives its image as 229 x 229 (the 230th row/column of the 230 x 230 input is never read).
 template <class Visit>
@@ -44,11 +45,11 @@ void for_each_benchmark_case(Visit&& visit) {
   visit(std::string_view("mul"), multiply(), sizes{2048, 3072});
   visit(std::string_view("sub"), subtract(), sizes{2048, 3072});
   visit(std::string_view("attn_mask_subgraph"), attn_mask_add(), sizes{16, 12, 128, 128});
-  visit(std::string_view("softmax/stats"), softmax_stats(), sizes{16 * 12 * 128, 128});
-  visit(std::string_view("softmax/normalize"), softmax_normalize(), sizes{16 * 12 * 128, 128});
+  visit(std::string_view("softmax"), fuse("softmax", softmax_stats(), softmax_normalize()),
+        sizes{16 * 12 * 128, 128});
   visit(std::string_view("bias_gelu"), bias_gelu(), sizes{2048, 3072});
-  visit(std::string_view("layernorm/stats"), layernorm_stats(), sizes{2048, 768});
-  visit(std::string_view("layernorm/normalize"), layernorm_normalize(768), sizes{2048, 768});
+  visit(std::string_view("layernorm"),
+        fuse("layernorm", layernorm_stats(), layernorm_normalize(768)), sizes{2048, 768});
   visit(std::string_view("conv3x3_resnet"), mcc_nchw(), sizes{32, 256, 14, 14, 256, 3, 3});
   visit(std::string_view("mask_sc21"), bert_mask(), sizes{16, 1, 384, 384});
   visit(std::string_view("bias_add_grad_s384"), bias_add_grad(), sizes{6144, 768});

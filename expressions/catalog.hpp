@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The named operators of the library with a description and example sizes, for tools such as
 // mdh-tune: for_each_operator(visit) calls visit(entry, make) where make(sizes) returns the
-// computation (a few operators, like layernorm's normalising map, take a size as a parameter).
+// computation (a few operators, like layernorm's normalising map, take a size as a parameter), or
+// a fused pair of two (softmax, layernorm; mdh::is_fused_v tells them apart).
 #pragma once
 
 #include <cstdint>
@@ -98,6 +99,15 @@ void for_each_operator(Visit&& visit) {
                       "r,c",
                       {2048, 768}},
         [](const sizes& s) { return layernorm_normalize(s.size() > 1 ? s[1] : 1); });
+  // Two computations as one kernel (mdh::fuse): the statistics stay in the block.
+  visit(catalog_entry{"softmax", "softmax_stats then softmax_normalize, fused", "r,c", {2048, 128}},
+        fixed(fuse("softmax", softmax_stats(), softmax_normalize())));
+  visit(
+      catalog_entry{
+          "layernorm", "layernorm_stats then layernorm_normalize, fused", "r,c", {2048, 768}},
+      [](const sizes& s) {
+        return fuse("layernorm", layernorm_stats(), layernorm_normalize(s.size() > 1 ? s[1] : 1));
+      });
 }
 
 }  // namespace mdh::ops

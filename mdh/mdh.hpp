@@ -5,6 +5,7 @@
 #include <mdh/combine.hpp>      // cc, pw, ps, add, mul, max, min, custom
 #include <mdh/computation.hpp>  // computation, describe
 #include <mdh/error.hpp>        // mdh::error
+#include <mdh/fused.hpp>        // fuse: two computations, one kernel
 #include <mdh/index.hpp>        // indices<N>(), affine index functions
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/evaluate.hpp>

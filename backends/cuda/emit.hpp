@@ -39,6 +39,7 @@ class dialect final : public lower::c_dialect {
   }
   std::string global_thread_count() const override { return "(idx_t)gridDim.x * blockDim.x"; }
   std::string barrier() const override { return "__syncthreads();"; }
+  std::string barrier_with_global() const override { return "__syncthreads();"; }
   std::string math(ir::op o, scalar_type t) const override {
     std::string f = t == scalar_type::f32 ? "f" : "";
     switch (o) {

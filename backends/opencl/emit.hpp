@@ -50,6 +50,9 @@ class dialect final : public lower::c_dialect {
   std::string global_linear_id() const override { return "(idx_t)get_global_id(0)"; }
   std::string global_thread_count() const override { return "(idx_t)get_global_size(0)"; }
   std::string barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE);"; }
+  std::string barrier_with_global() const override {
+    return "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);";
+  }
   std::string math(ir::op o, scalar_type) const override {
     switch (o) {
       case ir::op::exp:

@@ -170,8 +170,24 @@ inline double bytes_moved(const mdh::ir::computation& c, const std::vector<std::
   return b;
 }
 
-inline void print_rates(const mdh::ir::computation& c, const std::vector<std::int64_t>& sizes,
-                        double us) {
+// A fused pair: both stages' operations; the pair's buffers, each moved once.
+inline double ops_per_point(const mdh::ir::fused& f) {
+  return ops_per_point(f.first) + ops_per_point(f.second);
+}
+inline double bytes_moved(const mdh::ir::fused& f, const std::vector<std::int64_t>& sizes) {
+  double b = bytes_moved(f.first, sizes);
+  const std::size_t shared = f.first.inputs.size();
+  for (std::size_t k = shared; k < f.inputs.size(); ++k)
+    b += double(mdh::element_count(mdh::ir::buffer_shape(f.second, f.inputs[k], sizes))) *
+         double(size_of(f.inputs[k].type));
+  for (auto& x : f.second.outputs)
+    b += double(mdh::element_count(mdh::ir::buffer_shape(f.second, x, sizes))) *
+         double(size_of(x.type));
+  return b;
+}
+
+template <class IR>
+void print_rates(const IR& c, const std::vector<std::int64_t>& sizes, double us) {
   double points = 1;
   for (auto n : sizes) points *= double(n);
   std::printf(

@@ -90,7 +90,9 @@ class cuda_target {
   lower::device_limits limits() const { return limits_; }
   std::size_t workers() const { return workers_.size(); }
 
-  void set_data(const ir::computation& c, const std::vector<std::int64_t>& sizes,
+  // `c`: the computation, or a fused pair (its tolerance follows the first stage's reduction).
+  template <class IR>
+  void set_data(const IR& c, const std::vector<std::int64_t>& sizes,
                 std::span<const buffer_ref> inputs, std::span<const buffer_ref> expected) {
     reduction_length_ = reduction_length(c, sizes);
     expected_.assign(expected.begin(), expected.end());
@@ -174,8 +176,9 @@ namespace mdh::tuning {
 // A ready-to-call CUDA kernel for a computation at given sizes: the configuration of the
 // parameter-file record for this workload and device (or the default one, with a one-line
 // warning naming the mdh-tune command), lowered, compiled and loaded on `dev`.
-struct cuda_kernel {
-  configuration_choice choice;
+template <class Choice>
+struct basic_cuda_kernel {
+  Choice choice;
   std::unique_ptr<cuda::program> program;
   // Inputs then outputs as device pointers, in computation order; asynchronous on `s`.
   void operator()(std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs,
@@ -183,17 +186,21 @@ struct cuda_kernel {
     program->launch(inputs, outputs, s);
   }
 };
+using cuda_kernel = basic_cuda_kernel<configuration_choice>;
+using fused_cuda_kernel = basic_cuda_kernel<fused_configuration_choice>;
 
+// `comp`: a computation, or a pair of mdh::fuse (one kernel; buffers in the pair's order).
 template <class Comp>
-cuda_kernel load_cuda_kernel(const Comp& comp, const std::vector<std::int64_t>& sizes,
-                             const std::filesystem::path& params, const cuda::device& dev,
-                             std::ostream* warn = &std::cerr) {
-  const ir::computation& c = comp.ir();
+auto load_cuda_kernel(const Comp& comp, const std::vector<std::int64_t>& sizes,
+                      const std::filesystem::path& params, const cuda::device& dev,
+                      std::ostream* warn = &std::cerr) {
+  const auto& c = comp.ir();
   comp.check_sizes(sizes);
   auto lim = dev.limits();
   device_id id{"cuda", lim.name, std::to_string(lim.cc_major) + "." + std::to_string(lim.cc_minor)};
-  cuda_kernel k;
-  k.choice = choose_configuration(c, sizes, params, id, lim, warn);
+  auto choice = choose_configuration(c, sizes, params, id, lim, warn);
+  basic_cuda_kernel<decltype(choice)> k;
+  k.choice = std::move(choice);
   k.program = std::make_unique<cuda::program>(dev, lower::lower(c, sizes, k.choice.config, lim));
   return k;
 }

@@ -30,7 +30,9 @@ class opencl_target {
   lower::device_limits limits() const { return limits_; }
   std::size_t workers() const { return 1; }
 
-  void set_data(const ir::computation& c, const std::vector<std::int64_t>& sizes,
+  // `c`: the computation, or a fused pair (its tolerance follows the first stage's reduction).
+  template <class IR>
+  void set_data(const IR& c, const std::vector<std::int64_t>& sizes,
                 std::span<const buffer_ref> inputs, std::span<const buffer_ref> expected) {
     reduction_length_ = reduction_length(c, sizes);
     inputs_.clear(), outputs_.clear(), expected_.assign(expected.begin(), expected.end());
@@ -94,24 +96,30 @@ namespace mdh::tuning {
 
 // A ready-to-call OpenCL kernel: the parameter-file record for this workload and device (or the
 // default configuration, with a one-line warning), lowered and built for `ctx`.
-struct opencl_kernel {
-  configuration_choice choice;
+template <class Choice>
+struct basic_opencl_kernel {
+  Choice choice;
   std::unique_ptr<opencl::program> program;
   // Host buffers (inputs then outputs, computation order): copies in, runs, copies out.
   void operator()(std::span<const buffer_ref> inputs, std::span<const buffer_ref> outputs) const {
     program->run(inputs, outputs);
   }
 };
+using opencl_kernel = basic_opencl_kernel<configuration_choice>;
+using fused_opencl_kernel = basic_opencl_kernel<fused_configuration_choice>;
 
+// `comp`: a computation, or a pair of mdh::fuse (one kernel; buffers in the pair's order).
 template <class Comp>
-opencl_kernel load_opencl_kernel(const Comp& comp, const std::vector<std::int64_t>& sizes,
-                                 const std::filesystem::path& params, opencl::context& ctx,
-                                 std::ostream* warn = &std::cerr) {
-  const ir::computation& c = comp.ir();
+auto load_opencl_kernel(const Comp& comp, const std::vector<std::int64_t>& sizes,
+                        const std::filesystem::path& params, opencl::context& ctx,
+                        std::ostream* warn = &std::cerr) {
+  const auto& c = comp.ir();
   comp.check_sizes(sizes);
   auto lim = ctx.limits();
-  opencl_kernel k;
-  k.choice = choose_configuration(c, sizes, params, device_id{"opencl", lim.name, ""}, lim, warn);
+  auto choice =
+      choose_configuration(c, sizes, params, device_id{"opencl", lim.name, ""}, lim, warn);
+  basic_opencl_kernel<decltype(choice)> k;
+  k.choice = std::move(choice);
   k.program = std::make_unique<opencl::program>(ctx, lower::lower(c, sizes, k.choice.config, lim));
   return k;
 }

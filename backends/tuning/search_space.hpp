@@ -28,11 +28,16 @@
 
 #include <atf/atf.hpp>
 #include <mdh/ir/computation.hpp>
+#include <mdh/ir/fused.hpp>
 #include <mdh/lower/check.hpp>
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/device_limits.hpp>
+#include <mdh/lower/fuse.hpp>
 
 namespace mdh::tuning {
+
+// The names of a fused pair's second-stage parameters start with this.
+inline constexpr const char* fused_second_prefix = "s2_";
 
 struct space_options {
   std::int64_t max_threads = 1024;  // on top of the device's limit
@@ -55,11 +60,17 @@ inline std::int64_t pow2_ceil(std::int64_t n) {
 }
 }  // namespace detail
 
-// The tuning parameters of `comp` at `sizes` on a device with `limits`.
-inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
-                                            const std::vector<std::int64_t>& sizes,
-                                            const lower::device_limits& limits,
-                                            const space_options& opt = {}) {
+inline void append_stage_parameters(std::vector<atf::tp>& ps, const ir::computation& comp,
+                                    const lower::device_limits& limits, const std::string& prefix,
+                                    bool with_blk_combine);
+
+// The dimension parameters (thr_d, t_rm_d, blk_d, sm_mult_d, strided_d, thr_map_d) of `comp`;
+// `one_block[d]`: dimension d is not split over blocks (blk_d = 1).
+inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
+                                                const std::vector<std::int64_t>& sizes,
+                                                const lower::device_limits& limits,
+                                                const space_options& opt,
+                                                const std::vector<bool>& one_block) {
   using detail::name;
   using std::int64_t;
   const std::size_t D = comp.rank();
@@ -117,7 +128,7 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
     const int64_t n = sizes[d];
     bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum;
     std::set<int64_t> blk;
-    if (scan) {
+    if (scan || one_block.at(d)) {
       blk.insert(1);
     } else {
       // powers of two and the chunks of power-of-two (and 3 x power-of-two, for the 6-element
@@ -137,6 +148,28 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                     D >= 2 ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
   }
 
+  return ps;
+}
+
+// The tuning parameters of `comp` at `sizes` on a device with `limits`.
+inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
+                                            const std::vector<std::int64_t>& sizes,
+                                            const lower::device_limits& limits,
+                                            const space_options& opt = {}) {
+  auto ps = make_dim_parameters(comp, sizes, limits, opt, std::vector<bool>(comp.rank(), false));
+  append_stage_parameters(ps, comp, limits, "", true);
+  return ps;
+}
+
+// The parameters of a stage's inputs and kernel (cache_b, transpose_b, pad_b, thr_combine,
+// blk_combine, vec, vec_pw, prefetch), named `prefix` + name; the dimension parameters they
+// depend on (t_rm_d, strided_d) are unprefixed: a fused pair's stages share them.
+inline void append_stage_parameters(std::vector<atf::tp>& ps, const ir::computation& comp,
+                                    const lower::device_limits& limits, const std::string& prefix,
+                                    bool with_blk_combine) {
+  using std::int64_t;
+  const std::size_t D = comp.rank();
+  auto name = [&](const char* stem, std::size_t k) { return prefix + detail::name(stem, k); };
   for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
     bool can_cache = lower::detail::accesses_share_coefficients(comp.inputs[b]);
     ps.emplace_back(name("cache", b),
@@ -159,23 +192,26 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
   }
 
   bool reduces = comp.has_reduction();
-  ps.emplace_back("thr_combine", reduces && limits.cuda ? atf::set({int64_t{0}, int64_t{1}})
-                                                        : atf::set({int64_t{0}}));
+  ps.emplace_back(prefix + "thr_combine", reduces && limits.cuda
+                                              ? atf::set({int64_t{0}, int64_t{1}})
+                                              : atf::set({int64_t{0}}));
   // 0 atomics (when the operator and types have them), 1 second kernel, 2 last block
-  ps.emplace_back("blk_combine", !reduces ? atf::set({int64_t{1}})
-                                 : lower::detail::atomic_supported(comp, limits)
-                                     ? atf::set({int64_t{0}, int64_t{1}, int64_t{2}})
-                                     : atf::set({int64_t{1}, int64_t{2}}));
+  if (with_blk_combine)
+    ps.emplace_back(prefix + "blk_combine", !reduces ? atf::set({int64_t{1}})
+                                            : lower::detail::atomic_supported(comp, limits)
+                                                ? atf::set({int64_t{0}, int64_t{1}, int64_t{2}})
+                                                : atf::set({int64_t{1}, int64_t{2}}));
 
   // vector stores along the innermost ++ dimension: blocked, t_rm a multiple of vec
   int last_cc = -1;
   for (std::size_t d = 0; d < D; ++d)
     if (comp.dims[d].combine == ir::combine_kind::concat) last_cc = int(d);
   if (last_cc < 0) {
-    ps.emplace_back("vec", atf::set({int64_t{1}}));
+    ps.emplace_back(prefix + "vec", atf::set({int64_t{1}}));
   } else {
-    std::string rm = name("t_rm", std::size_t(last_cc)), st = name("strided", std::size_t(last_cc));
-    ps.emplace_back("vec", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}),
+    std::string rm = detail::name("t_rm", std::size_t(last_cc)),
+                st = detail::name("strided", std::size_t(last_cc));
+    ps.emplace_back(prefix + "vec", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}),
                     atf::constraint({rm, st}, [rm, st](int64_t v, const atf::partial_config& c) {
                       return v == 1 || (c.get<int64_t>(rm) % v == 0 && c.get<int64_t>(st) == 0);
                     }));
@@ -185,10 +221,11 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
   for (std::size_t d = 0; d < D; ++d)
     if (comp.dims[d].combine == ir::combine_kind::pointwise) last_pw = int(d);
   if (last_pw < 0) {
-    ps.emplace_back("vec_pw", atf::set({int64_t{1}}));
+    ps.emplace_back(prefix + "vec_pw", atf::set({int64_t{1}}));
   } else {
-    std::string rm = name("t_rm", std::size_t(last_pw)), st = name("strided", std::size_t(last_pw));
-    ps.emplace_back("vec_pw", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}),
+    std::string rm = detail::name("t_rm", std::size_t(last_pw)),
+                st = detail::name("strided", std::size_t(last_pw));
+    ps.emplace_back(prefix + "vec_pw", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}),
                     atf::constraint({rm, st}, [rm, st](int64_t v, const atf::partial_config& c) {
                       return v == 1 || (c.get<int64_t>(rm) % v == 0 && c.get<int64_t>(st) == 0);
                     }));
@@ -199,7 +236,7 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
     if (lower::detail::accesses_share_coefficients(comp.inputs[b]))
       caches.push_back(name("cache", b));
   if (reduces && !caches.empty())
-    ps.emplace_back("prefetch", atf::set({int64_t{0}, int64_t{1}, int64_t{2}}),
+    ps.emplace_back(prefix + "prefetch", atf::set({int64_t{0}, int64_t{1}, int64_t{2}}),
                     atf::constraint(caches, [caches](int64_t v, const atf::partial_config& c) {
                       if (v == 0) return true;
                       for (auto& n : caches)
@@ -207,14 +244,17 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                       return false;
                     }));
   else
-    ps.emplace_back("prefetch", atf::set({int64_t{0}}));
-  return ps;
+    ps.emplace_back(prefix + "prefetch", atf::set({int64_t{0}}));
 }
 
 // From a configuration of the space above to the kernel template's configuration.
+// `prefix`: that of the stage parameters (a fused pair's second stage: "s2_"); a space without
+// blk_combine (fused stages: no reduction is split over blocks) gives the second kernel.
 inline lower::config to_config(const atf::configuration& a, const ir::computation& comp,
-                               const std::vector<std::int64_t>& sizes) {
+                               const std::vector<std::int64_t>& sizes,
+                               const std::string& prefix = "") {
   using detail::name;
+  auto pname = [&](const char* stem, std::size_t k) { return prefix + name(stem, k); };
   lower::config c;
   c.dims.resize(comp.rank());
   c.inputs.resize(comp.inputs.size());
@@ -231,15 +271,17 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
     x.blk_map = 0;  // every block index folds into grid.x (2^31 - 1 blocks)
   }
   for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
-    c.inputs[b].cache = lower::cache_kind(a.get<std::int64_t>(name("cache", b)));
-    c.inputs[b].transpose = int(a.get<std::int64_t>(name("transpose", b)));
-    c.inputs[b].pad = a.get<std::int64_t>(name("pad", b));
+    c.inputs[b].cache = lower::cache_kind(a.get<std::int64_t>(pname("cache", b)));
+    c.inputs[b].transpose = int(a.get<std::int64_t>(pname("transpose", b)));
+    c.inputs[b].pad = a.get<std::int64_t>(pname("pad", b));
   }
-  c.thr_combine = lower::thread_combine(a.get<std::int64_t>("thr_combine"));
-  c.blk_combine = lower::block_combine(a.get<std::int64_t>("blk_combine"));
-  c.vec = a.get<std::int64_t>("vec");
-  c.vec_pw = a.get<std::int64_t>("vec_pw");
-  c.prefetch = a.get<std::int64_t>("prefetch");
+  c.thr_combine = lower::thread_combine(a.get<std::int64_t>(prefix + "thr_combine"));
+  c.blk_combine = a.contains(prefix + "blk_combine")
+                      ? lower::block_combine(a.get<std::int64_t>(prefix + "blk_combine"))
+                      : lower::block_combine::second_kernel;
+  c.vec = a.get<std::int64_t>(prefix + "vec");
+  c.vec_pw = a.get<std::int64_t>(prefix + "vec_pw");
+  c.prefetch = a.get<std::int64_t>(prefix + "prefetch");
   return c;
 }
 
@@ -249,6 +291,45 @@ inline atf::search_space make_search_space(const ir::computation& comp,
                                            const lower::device_limits& limits,
                                            const space_options& opt = {}) {
   return atf::search_space(make_parameters(comp, sizes, limits, opt));
+}
+
+// ---- fused pairs (mdh::fuse) ------------------------------------------------------------------
+
+// The parameters of a fused pair: one set of dimension parameters for both stages (a dimension
+// that reduces in either stage stays in one block), the first stage's input and kernel
+// parameters, and the second's named s2_... . No block combine: nothing is split over blocks.
+inline std::vector<atf::tp> make_fused_parameters(const ir::fused& f,
+                                                  const std::vector<std::int64_t>& sizes,
+                                                  const lower::device_limits& limits,
+                                                  const space_options& opt = {}) {
+  std::vector<bool> one_block(f.first.rank());
+  for (std::size_t d = 0; d < f.first.rank(); ++d)
+    one_block[d] = f.first.is_reduction(d) || f.second.is_reduction(d);
+  auto ps = make_dim_parameters(f.first, sizes, limits, opt, one_block);
+  append_stage_parameters(ps, f.first, limits, "", false);
+  append_stage_parameters(ps, f.second, limits, fused_second_prefix, false);
+  return ps;
+}
+
+inline lower::fused_config to_fused_config(const atf::configuration& a, const ir::fused& f,
+                                           const std::vector<std::int64_t>& sizes) {
+  lower::fused_config c;
+  c.first = to_config(a, f.first, sizes);
+  c.second = to_config(a, f.second, sizes, fused_second_prefix);
+  return c;
+}
+
+inline atf::search_space make_fused_search_space(const ir::fused& f,
+                                                 const std::vector<std::int64_t>& sizes,
+                                                 const lower::device_limits& limits,
+                                                 const space_options& opt = {}) {
+  return atf::search_space(make_fused_parameters(f, sizes, limits, opt));
+}
+inline atf::search_space make_search_space(const ir::fused& f,
+                                           const std::vector<std::int64_t>& sizes,
+                                           const lower::device_limits& limits,
+                                           const space_options& opt = {}) {
+  return make_fused_search_space(f, sizes, limits, opt);
 }
 
 }  // namespace mdh::tuning

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include <atf/configuration.hpp>
@@ -34,12 +35,14 @@ namespace mdh::tuning {
 
 // The configuration of make_parameters' space that to_config maps to `c` (the inverse of
 // to_config); values outside the space's sets make atf's search_space::find return nothing.
-inline atf::configuration to_space_configuration(const lower::config& c,
-                                                 const ir::computation& comp,
-                                                 const std::vector<std::int64_t>& sizes) {
+// `prefix`, `with_dims` and `with_blk_combine` pick the names of one stage of a fused space.
+inline atf::configuration to_space_configuration(
+    const lower::config& c, const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+    const std::string& prefix = "", bool with_dims = true, bool with_blk_combine = true) {
   using detail::name;
+  auto pname = [&](const char* stem, std::size_t k) { return prefix + name(stem, k); };
   atf::configuration a;
-  for (std::size_t d = 0; d < comp.rank(); ++d) {
+  for (std::size_t d = 0; with_dims && d < comp.rank(); ++d) {
     const auto& x = c.dims[d];
     const std::int64_t step = x.thr * x.t_rm, chunk = lower::ceil_div(sizes[d], x.blk);
     const std::int64_t whole = lower::ceil_div(chunk, step) * step;
@@ -51,15 +54,26 @@ inline atf::configuration to_space_configuration(const lower::config& c,
     a.set(name("thr_map", d), std::int64_t{x.thr_map});
   }
   for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
-    a.set(name("cache", b), std::int64_t(c.inputs[b].cache));
-    a.set(name("transpose", b), std::int64_t{c.inputs[b].transpose});
-    a.set(name("pad", b), c.inputs[b].pad);
+    a.set(pname("cache", b), std::int64_t(c.inputs[b].cache));
+    a.set(pname("transpose", b), std::int64_t{c.inputs[b].transpose});
+    a.set(pname("pad", b), c.inputs[b].pad);
   }
-  a.set("thr_combine", std::int64_t(c.thr_combine));
-  a.set("blk_combine", std::int64_t(c.blk_combine));
-  a.set("vec", c.vec);
-  a.set("vec_pw", c.vec_pw);
-  a.set("prefetch", c.prefetch);
+  a.set(prefix + "thr_combine", std::int64_t(c.thr_combine));
+  if (with_blk_combine) a.set(prefix + "blk_combine", std::int64_t(c.blk_combine));
+  a.set(prefix + "vec", c.vec);
+  a.set(prefix + "vec_pw", c.vec_pw);
+  a.set(prefix + "prefetch", c.prefetch);
+  return a;
+}
+
+// The configuration of make_fused_parameters' space that to_fused_config maps to `c`.
+inline atf::configuration to_fused_space_configuration(const lower::fused_config& c,
+                                                       const ir::fused& f,
+                                                       const std::vector<std::int64_t>& sizes) {
+  atf::configuration a = to_space_configuration(c.first, f.first, sizes, "", true, false);
+  atf::configuration b =
+      to_space_configuration(c.second, f.second, sizes, fused_second_prefix, false, false);
+  for (auto& [n, v] : b) a.set(n, v);
   return a;
 }
 
@@ -322,6 +336,65 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
         with_split(c, k);
       }
   return thin();
+}
+
+// Start configurations of a fused pair: the first stage's starts with every dimension that
+// reduces in either stage kept in one block, each with the second stage on the same tiling
+// (inputs from global memory, the widest vector stores that pass), and the default; only those
+// that pass check_fused, without repeats.
+inline std::vector<lower::fused_config> fused_start_configurations(
+    const ir::fused& f, const std::vector<std::int64_t>& sizes,
+    const lower::device_limits& limits) {
+  std::vector<lower::fused_config> out;
+  auto add = [&](const lower::fused_config& c) {
+    try {
+      lower::check_fused(c, f, sizes, limits);
+    } catch (const error&) {
+      return false;
+    }
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    return true;
+  };
+  // The first stage's starts, and each with 1 to 16 threads on its innermost ++ dimension
+  // (rows per block, for a row-wise pair like softmax).
+  std::vector<lower::config> firsts;
+  std::size_t inner = f.first.rank();
+  for (std::size_t d = 0; d < f.first.rank(); ++d)
+    if (!f.first.is_reduction(d) && !f.second.is_reduction(d)) inner = d;
+  for (const lower::config& s : start_configurations(f.first, sizes, limits)) {
+    firsts.push_back(s);
+    if (inner == f.first.rank()) continue;
+    for (std::int64_t t : {1, 2, 4, 8, 16}) {
+      lower::config v = s;
+      auto& x = v.dims[inner];
+      x.thr = t;
+      x.t_sm = t * x.t_rm;
+      x.blk = lower::ceil_div(sizes[inner], x.t_sm);
+      firsts.push_back(v);
+    }
+  }
+  for (lower::config s : firsts) {
+    for (std::size_t d = 0; d < f.first.rank(); ++d) {
+      if (!f.first.is_reduction(d) && !f.second.is_reduction(d)) continue;
+      auto& x = s.dims[d];
+      const std::int64_t step = x.thr * x.t_rm;
+      const bool whole = x.t_sm == lower::ceil_div(lower::ceil_div(sizes[d], x.blk), step) * step;
+      x.blk = 1;
+      if (whole) x.t_sm = lower::ceil_div(sizes[d], step) * step;
+    }
+    s.blk_combine = lower::block_combine::second_kernel;
+    lower::fused_config c{s, lower::default_config(f.second, sizes)};
+    c.second.dims = s.dims;
+    c.second.blk_combine = lower::block_combine::second_kernel;
+    c.second.thr_combine =
+        f.second.has_reduction() ? s.thr_combine : lower::thread_combine::shared_tree;
+    for (std::int64_t v : {4, 2, 1}) {
+      c.second.vec = v;
+      if (add(c)) break;
+    }
+  }
+  add(lower::default_fused_config(f, sizes));
+  return out;
 }
 
 }  // namespace mdh::tuning

@@ -110,6 +110,10 @@ struct kernel_plan {
 
   std::vector<kernel> kernels;  // launched in this order
 
+  // A fused plan (lower_fused): its one kernel runs these stage plans in order, a block barrier
+  // between them; the stages' buffers are named after this plan's parameters. Empty otherwise.
+  std::vector<kernel_plan> stages;
+
   std::size_t results() const { return comp.outputs.size(); }
   // The type of accumulator component r: the scalar function's result type.
   scalar_type acc_type(std::size_t r) const { return comp.f.result_type(r); }
@@ -132,6 +136,17 @@ inline const kernel& main_kernel(const kernel_plan& p) {
 // A readable dump: the loop nest with its bounds, tiles, combines and launches (.plan.txt).
 inline std::string to_string(const kernel_plan& p) {
   std::ostringstream os;
+  if (!p.stages.empty()) {
+    os << "fused plan " << p.name << ": one kernel running " << p.stages.size()
+       << " stages in order, a block barrier between them\n";
+    for (auto& k : p.kernels)
+      os << "kernel " << k.name << " grid(" << k.launch.grid[0] << "," << k.launch.grid[1] << ","
+         << k.launch.grid[2] << ") block(" << k.launch.block[0] << "," << k.launch.block[1] << ","
+         << k.launch.block[2] << ") shared " << k.launch.shared_bytes << "\n";
+    for (std::size_t s = 0; s < p.stages.size(); ++s)
+      os << "\n---- stage " << s << "\n" << to_string(p.stages[s]);
+    return os.str();
+  }
   os << "plan " << p.name << "\n" << ir::to_string(p.comp) << "\nsizes";
   for (auto s : p.sizes) os << " " << s;
   os << "\nconfig " << to_string(p.cfg) << "\ndevice " << p.limits.name << "\n\ndims:\n";

@@ -9,6 +9,7 @@
 
 #include <mdh/lower/check.hpp>
 #include <mdh/lower/config.hpp>
+#include <mdh/lower/fuse.hpp>
 
 namespace mdh::lower {
 
@@ -188,6 +189,40 @@ inline std::vector<config> edge_configs(const ir::computation& comp,
     keep(split);
   }
   return out;
+}
+
+// A random valid configuration of a fused pair: a random first stage with its reductions (and
+// the second's) kept inside blocks, the second stage on the same tiling with its own input
+// caching, vector width and combine; falls back to default_fused_config.
+template <class Rng>
+fused_config random_fused_config(const ir::fused& f, const std::vector<std::int64_t>& sizes,
+                                 const device_limits& limits, Rng& rng, random_options opt = {}) {
+  device_limits lim = limits;
+  lim.max_threads_per_block = std::min(lim.max_threads_per_block, opt.max_threads);
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    fused_config c;
+    c.first = random_config(f.first, sizes, limits, rng, opt);
+    for (std::size_t d = 0; d < f.first.rank(); ++d)
+      if (f.first.is_reduction(d) || f.second.is_reduction(d)) c.first.dims[d].blk = 1;
+    c.second = random_config(f.second, sizes, limits, rng, opt);
+    c.second.dims = c.first.dims;
+    for (auto* s : {&c.first, &c.second}) {
+      if (s->blk_combine == block_combine::atomic) s->blk_combine = block_combine::second_kernel;
+    }
+    for (int repair = 0; repair < 2; ++repair) {
+      try {
+        check_fused(c, f, sizes, lim);
+        return c;
+      } catch (const error&) {
+        for (auto* s : {&c.first, &c.second}) {
+          s->vec = s->vec_pw = 1;
+          s->prefetch = 0;
+          s->thr_combine = thread_combine::shared_tree;
+        }
+      }
+    }
+  }
+  return default_fused_config(f, sizes);
 }
 
 }  // namespace mdh::lower

@@ -19,6 +19,7 @@
 
 #include <mdh/error.hpp>
 #include <mdh/ir/computation.hpp>
+#include <mdh/ir/fused.hpp>
 #include <mdh/ir/hash.hpp>
 #include <mdh/version.hpp>
 
@@ -36,6 +37,13 @@ struct workload {
   static workload of(const ir::computation& c, const std::vector<std::int64_t>& sizes) {
     workload w{c.name, ir::structural_hash_hex(c), sizes, {}};
     for (auto* bufs : {&c.inputs, &c.outputs})
+      for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
+    return w;
+  }
+  // A fused pair (mdh::fuse): its name, the hash of both stages, the pair's buffers.
+  static workload of(const ir::fused& f, const std::vector<std::int64_t>& sizes) {
+    workload w{f.name, ir::structural_hash_hex(f), sizes, {}};
+    for (auto* bufs : {&f.inputs, &f.outputs})
       for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
     return w;
   }

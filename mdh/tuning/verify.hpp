@@ -10,6 +10,7 @@
 #include <string>
 
 #include <mdh/ir/computation.hpp>
+#include <mdh/ir/fused.hpp>
 #include <mdh/tensor.hpp>
 
 namespace mdh::tuning {
@@ -21,6 +22,11 @@ inline std::int64_t reduction_length(const ir::computation& c,
   for (std::size_t d = 0; d < c.rank(); ++d)
     if (c.is_reduction(d)) l *= sizes[d];
   return l;
+}
+
+// A fused pair: every output depends on the first stage's reduction.
+inline std::int64_t reduction_length(const ir::fused& f, const std::vector<std::int64_t>& sizes) {
+  return reduction_length(f.first, sizes);
 }
 
 inline double tolerance(scalar_type t, std::int64_t reduction_length) {

@@ -63,6 +63,17 @@ bool unsplit_atomic(const lower::config& c, const ir::computation& comp) {
 }
 
 // The properties every start configuration must have; returns how many were checked.
+// Calls f(c) with the computation, or with each stage of a fused pair (mdh::fuse).
+template <class Op, class F>
+void for_each_stage(const Op& op, F&& f) {
+  if constexpr (is_fused_v<Op>) {
+    f(op.ir().first);
+    f(op.ir().second);
+  } else {
+    f(mdh::describe(op));
+  }
+}
+
 int check_starts(std::string_view name, const ir::computation& c, const sizes_t& sizes,
                  const lower::device_limits& lim) {
   INFO(name, " on ", lim.name);
@@ -552,24 +563,40 @@ TEST_CASE("start configurations of every benchmark case: valid, in the space, ro
   const auto lim = lower::h200_limits();
   int total = 0, cases = 0;
   ops::for_each_benchmark_case([&](std::string_view name, const auto& op, const sizes_t& sizes) {
-    const ir::computation& c = mdh::describe(op);
     INFO(name);
-    auto starts = tuning::start_configurations(c, sizes, lim);
-    if (!has_scan(c)) CHECK_MESSAGE(!starts.empty(), "no start configuration");
-    const bool product = name.starts_with("matmul") || name.starts_with("bmm");
-    if (product) {
-      bool staged = false;
-      for (auto& s : starts) staged = staged || (s.prefetch && caches_some_input(s));
-      CHECK_MESSAGE(staged, "a product without a prefetching start configuration");
+    if constexpr (is_fused_v<std::decay_t<decltype(op)>>) {
+      // a pair's starts: valid, in its space, round trip
+      auto space = tuning::make_fused_search_space(op.ir(), sizes, lim);
+      auto starts = tuning::fused_start_configurations(op.ir(), sizes, lim);
+      CHECK(starts.size() >= 4);
+      for (auto& st : starts) {
+        INFO(lower::to_string(st));
+        CHECK_NOTHROW(lower::check_fused(st, op.ir(), sizes, lim));
+        auto a = tuning::to_fused_space_configuration(st, op.ir(), sizes);
+        CHECK(space.contains(a));
+        CHECK(tuning::to_fused_config(a, op.ir(), sizes) == st);
+      }
+      total += int(starts.size());
+      ++cases;
+    } else {
+      const ir::computation& c = mdh::describe(op);
+      auto starts = tuning::start_configurations(c, sizes, lim);
+      if (!has_scan(c)) CHECK_MESSAGE(!starts.empty(), "no start configuration");
+      const bool product = name.starts_with("matmul") || name.starts_with("bmm");
+      if (product) {
+        bool staged = false;
+        for (auto& s : starts) staged = staged || (s.prefetch && caches_some_input(s));
+        CHECK_MESSAGE(staged, "a product without a prefetching start configuration");
+      }
+      if (name.starts_with("mcc") || name.starts_with("conv")) {
+        // the weights w[k][r][s][c] also with the output channels innermost (transpose 2)
+        bool rotated = false;
+        for (auto& s : starts) rotated = rotated || s.inputs[1].transpose == 2;
+        CHECK_MESSAGE(rotated, "a convolution without a start whose weight tile is rotated");
+      }
+      total += check_starts(name, c, sizes, lim);
+      ++cases;
     }
-    if (name.starts_with("mcc") || name.starts_with("conv")) {
-      // the weights w[k][r][s][c] also with the output channels innermost (transpose 2)
-      bool rotated = false;
-      for (auto& s : starts) rotated = rotated || s.inputs[1].transpose == 2;
-      CHECK_MESSAGE(rotated, "a convolution without a start whose weight tile is rotated");
-    }
-    total += check_starts(name, c, sizes, lim);
-    ++cases;
   });
   MESSAGE(total, " start configurations of ", cases, " benchmark cases checked");
   CHECK(cases > 20);
@@ -590,7 +617,8 @@ TEST_CASE("start configurations of the operator library at small and example siz
     one(name, mdh::describe(op), sizes);
   });
   ops::for_each_operator([&](const ops::catalog_entry& e, auto make) {
-    one(e.name, mdh::describe(make(e.example_sizes)), e.example_sizes);
+    for_each_stage(make(e.example_sizes),
+                   [&](const ir::computation& c) { one(e.name, c, e.example_sizes); });
   });
   MESSAGE(total, " start configurations checked");
 }
@@ -613,16 +641,17 @@ TEST_CASE("starts that split a reduction over blocks combine by the last block o
   const auto lim = lower::h200_limits();
   int last_block = 0;
   ops::for_each_benchmark_case([&](std::string_view name, const auto& op, const sizes_t& sizes) {
-    const ir::computation& c = mdh::describe(op);
-    for (auto& s : tuning::start_configurations(c, sizes, lim)) {
-      bool split = false;
-      for (std::size_t d = 0; d < c.rank(); ++d)
-        split = split || (c.is_reduction(d) && s.dims[d].blk > 1);
-      if (!split) continue;
-      INFO(name, " ", lower::to_string(s));
-      CHECK(s.blk_combine != lower::block_combine::second_kernel);
-      last_block += s.blk_combine == lower::block_combine::last_block;
-    }
+    for_each_stage(op, [&](const ir::computation& c) {
+      for (auto& s : tuning::start_configurations(c, sizes, lim)) {
+        bool split = false;
+        for (std::size_t d = 0; d < c.rank(); ++d)
+          split = split || (c.is_reduction(d) && s.dims[d].blk > 1);
+        if (!split) continue;
+        INFO(name, " ", lower::to_string(s));
+        CHECK(s.blk_combine != lower::block_combine::second_kernel);
+        last_block += s.blk_combine == lower::block_combine::last_block;
+      }
+    });
   });
   CHECK(last_block > 0);
   MESSAGE(last_block, " start configurations combine blocks by the last block");

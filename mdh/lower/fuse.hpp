@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// Lowering a fused pair (ir::fused) to one kernel: both computations keep their own
+// configuration and generated code; the kernel runs the first one's body, a block barrier, then
+// the second one's. That is correct when every block of the second reads only outputs of the
+// first that the same block wrote, which the rules of check_fused() guarantee: no reduction is
+// split over blocks, and both stages cut every dimension into the same block chunks on the same
+// grid and block shape.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <mdh/error.hpp>
+#include <mdh/ir/fused.hpp>
+#include <mdh/lower/check.hpp>
+#include <mdh/lower/config.hpp>
+#include <mdh/lower/kernel_plan.hpp>
+#include <mdh/lower/passes.hpp>
+
+namespace mdh::lower {
+
+struct fused_config {
+  config first, second;
+  friend bool operator==(const fused_config&, const fused_config&) = default;
+};
+
+// JSON: {"first": {flat config}, "second": {flat config}}.
+inline void to_json(nlohmann::json& j, const fused_config& c) {
+  j = nlohmann::json::object();
+  j["first"] = c.first;
+  j["second"] = c.second;
+}
+
+inline fused_config fused_config_from_json(const nlohmann::json& j, const ir::fused& f) {
+  if (!j.is_object() || !j.contains("first") || !j.contains("second"))
+    throw error("configuration of the fused pair '" + f.name +
+                "' must be an object {\"first\": {...}, \"second\": {...}}");
+  fused_config c;
+  try {
+    c.first = config_from_json(j["first"], f.first);
+  } catch (const error& e) {
+    throw error("configuration 'first' (" + f.first.name + "): " + e.what());
+  }
+  try {
+    c.second = config_from_json(j["second"], f.second);
+  } catch (const error& e) {
+    throw error("configuration 'second' (" + f.second.name + "): " + e.what());
+  }
+  return c;
+}
+
+inline std::string to_string(const fused_config& c) {
+  return "first: " + to_string(c.first) + " | second: " + to_string(c.second);
+}
+
+namespace detail {
+[[noreturn]] inline void fused_violated(const std::string& param, const std::string& rule,
+                                        const std::string& detail) {
+  throw error("fused configuration violates '" + rule + "' (parameter " + param + "): " + detail);
+}
+
+// The ir::computation a fused plan shows to the runtime: the pair's name and buffers.
+inline ir::computation fused_signature(const ir::fused& f) {
+  ir::computation c;
+  c.name = f.name;
+  c.dims = f.first.dims;
+  c.inputs = f.inputs;
+  c.outputs = f.outputs;
+  return c;
+}
+}  // namespace detail
+
+// Checks both stages (lower::check, each error prefixed with its stage) and the fusion rules;
+// throws mdh::error naming the parameter and the rule.
+inline void check_fused(const fused_config& cfg, const ir::fused& f,
+                        const std::vector<std::int64_t>& sizes, const device_limits& limits) {
+  using detail::fused_violated;
+  try {
+    check(cfg.first, f.first, sizes, limits);
+  } catch (const error& e) {
+    throw error("first stage (" + f.first.name + "): " + e.what());
+  }
+  try {
+    check(cfg.second, f.second, sizes, limits);
+  } catch (const error& e) {
+    throw error("second stage (" + f.second.name + "): " + e.what());
+  }
+  auto v = [](std::int64_t x) { return std::to_string(x); };
+  for (std::size_t d = 0; d < f.first.rank(); ++d) {
+    const auto& a = cfg.first.dims[d];
+    const auto& b = cfg.second.dims[d];
+    const std::string dim = "dimension '" + f.first.dims[d].name + "'";
+    for (auto* s : {&f.first, &f.second}) {
+      const auto& x = s == &f.first ? a : b;
+      if (s->is_reduction(d) && x.blk != 1)
+        fused_violated(param_name("blk", d), "fused: reductions are not split over blocks",
+                       dim + " reduces in '" + s->name + "' and has blk=" + v(x.blk));
+    }
+    if (a.blk != b.blk || a.blk_map != b.blk_map)
+      fused_violated(param_name(a.blk != b.blk ? "blk" : "blk_map", d),
+                     "fused: both stages cut every dimension into the same blocks",
+                     dim + ": first blk=" + v(a.blk) + " blk_map=" + v(a.blk_map) +
+                         ", second blk=" + v(b.blk) + " blk_map=" + v(b.blk_map));
+  }
+  kernel_plan p1 = passes::run_all(f.first, sizes, cfg.first, limits);
+  kernel_plan p2 = passes::run_all(f.second, sizes, cfg.second, limits);
+  const auto& l1 = main_kernel(p1).launch;
+  const auto& l2 = main_kernel(p2).launch;
+  for (int k = 0; k < 3; ++k)
+    if (l1.block[k] != l2.block[k] || l1.grid[k] != l2.grid[k])
+      fused_violated("thr_*/thr_map_*", "fused: both stages have the same grid and block shape",
+                     "first grid(" + v(l1.grid[0]) + "," + v(l1.grid[1]) + "," + v(l1.grid[2]) +
+                         ") block(" + v(l1.block[0]) + "," + v(l1.block[1]) + "," + v(l1.block[2]) +
+                         "), second grid(" + v(l2.grid[0]) + "," + v(l2.grid[1]) + "," +
+                         v(l2.grid[2]) + ") block(" + v(l2.block[0]) + "," + v(l2.block[1]) + "," +
+                         v(l2.block[2]) + ")");
+  if (p1.kernels.size() != 1 || p2.kernels.size() != 1)
+    throw internal_error("check_fused: a stage without block reductions has more than one kernel");
+  const std::int64_t shared = std::max(p1.shared_bytes, p2.shared_bytes);
+  if (shared > limits.shared_per_block_optin)
+    fused_violated("t_sm_*/cache_*", "shared memory <= " + v(limits.shared_per_block_optin),
+                   v(shared) + " bytes");
+}
+
+// The default: the first stage's default configuration with every reduction dimension walked
+// inside its block (blk 1), and the second stage walking the same tiling with its inputs read
+// from global memory.
+inline fused_config default_fused_config(const ir::fused& f,
+                                         const std::vector<std::int64_t>& sizes) {
+  fused_config c;
+  c.first = default_config(f.first, sizes);
+  for (std::size_t d = 0; d < f.first.rank(); ++d)
+    if (f.first.is_reduction(d) || f.second.is_reduction(d)) {
+      auto& x = c.first.dims[d];
+      x.blk = 1;
+      x.t_sm = ceil_div(sizes[d], x.thr * x.t_rm) * x.thr * x.t_rm;
+    }
+  c.first.blk_combine = block_combine::second_kernel;
+  c.second = default_config(f.second, sizes);
+  c.second.dims = c.first.dims;
+  c.second.blk_combine = block_combine::second_kernel;
+  c.second.thr_combine = c.first.thr_combine;
+  return c;
+}
+
+// check_fused, then one plan whose single kernel runs both stages. The plan's `stages` hold the
+// two stage plans, their buffers renamed to the pair's kernel parameters (in0.., out0..); its
+// inputs and outputs are the pair's; its cfg is the first stage's with vec and vec_pw the widest
+// of both (the launch checks pointer alignment against them).
+inline kernel_plan lower_fused(const ir::fused& f, const std::vector<std::int64_t>& sizes,
+                               const fused_config& cfg, const device_limits& limits) {
+  check_fused(cfg, f, sizes, limits);
+  kernel_plan s1 = passes::run_all(f.first, sizes, cfg.first, limits);
+  kernel_plan s2 = passes::run_all(f.second, sizes, cfg.second, limits);
+  for (std::size_t k = 0; k < s2.inputs.size(); ++k) {
+    const auto& src = f.second_inputs.at(k);
+    s2.inputs[k].name = (src.from_first_output ? "out" : "in") + std::to_string(src.index);
+  }
+  for (std::size_t k = 0; k < s2.outputs.size(); ++k)
+    s2.outputs[k].name = "out" + std::to_string(s1.outputs.size() + k);
+
+  kernel_plan p;
+  p.comp = detail::fused_signature(f);
+  p.sizes = sizes;
+  p.cfg = cfg.first;
+  p.cfg.vec = std::max(cfg.first.vec, cfg.second.vec);
+  p.cfg.vec_pw = std::max(cfg.first.vec_pw, cfg.second.vec_pw);
+  p.limits = limits;
+  p.dims = s1.dims;
+  p.concat_dims = s1.concat_dims;
+  p.reduce_dims = s1.reduce_dims;
+  p.inputs = s1.inputs;
+  for (std::size_t k = 0; k < s2.inputs.size(); ++k)
+    if (!f.second_inputs[k].from_first_output && f.second_inputs[k].index >= p.inputs.size())
+      p.inputs.push_back(s2.inputs[k]);
+  p.outputs = s1.outputs;
+  p.outputs.insert(p.outputs.end(), s2.outputs.begin(), s2.outputs.end());
+  p.threads = s1.threads;
+  p.blocks = s1.blocks;
+  p.index64 = s1.index64 || s2.index64;
+  p.shared_bytes = std::max(s1.shared_bytes, s2.shared_bytes);
+
+  ir::fnv1a h;
+  h.str(passes::hash8(s1)), h.str(passes::hash8(s2)), h.str(f.name);
+  std::string stem;
+  for (char ch : f.name) stem += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h.value()));
+  p.name = "mdh_" + (stem.empty() ? std::string("fused") : stem) + "_" + std::string(buf, 8);
+  kernel k = main_kernel(s1);
+  k.name = p.name;
+  k.launch.shared_bytes = p.shared_bytes;
+  p.kernels = {k};
+  p.stages = {std::move(s1), std::move(s2)};
+  return p;
+}
+
+// lower() for a pair, so that code written for computations (load, run) takes pairs too.
+inline kernel_plan lower(const ir::fused& f, const std::vector<std::int64_t>& sizes,
+                         const fused_config& cfg, const device_limits& limits) {
+  return lower_fused(f, sizes, cfg, limits);
+}
+
+}  // namespace mdh::lower

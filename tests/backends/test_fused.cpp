@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+// Fused pairs (mdh::fuse): the IR rules, the configuration rules, the printed kernel, and - on
+// OpenCL (PoCL) and through NVRTC where built - every generated fused kernel against the
+// reference of both computations run one after the other.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <backends/tuning/search_space.hpp>
+#include <backends/tuning/start_configurations.hpp>
+#include <expressions/layernorm.hpp>
+#include <expressions/softmax.hpp>
+#include <mdh/fused.hpp>
+#include <mdh/lower/fuse.hpp>
+#include <mdh/lower/random_config.hpp>
+#if MDH_WITH_OPENCL
+#include <filesystem>
+
+#include <backends/opencl/emit.hpp>
+#include <backends/opencl/runtime.hpp>
+#include <backends/tuning/opencl_target.hpp>
+#include <backends/tuning/tune.hpp>
+
+#include "opencl_check.hpp"
+#endif
+#if MDH_WITH_CUDA
+#include <backends/cuda/program.hpp>
+#endif
+
+#include "naive_reference.hpp"
+
+using namespace mdh;
+
+namespace {
+
+auto softmax_pair() { return fuse("softmax", ops::softmax_stats(), ops::softmax_normalize()); }
+auto layernorm_pair(std::int64_t cols) {
+  return fuse("layernorm", ops::layernorm_stats(), ops::layernorm_normalize(cols));
+}
+
+// The fused kernel's body: stage 0's block, then `barrier` as a statement of its own, then
+// stage 1's block.
+bool barrier_between_stages(const std::string& src, const std::string& barrier) {
+  auto s0 = src.find("{  // ---- stage "), b = src.find("\n  " + barrier + "\n");
+  auto s1 = src.find("{  // ---- stage ", s0 + 1);
+  return s0 != std::string::npos && b != std::string::npos && s1 != std::string::npos && s0 < b &&
+         b < s1;
+}
+
+std::string error_of(auto&& f) {
+  try {
+    f();
+  } catch (const error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Inputs, and the reference outputs of the pair.
+template <class F>
+void make_data(const F& f, const std::vector<std::int64_t>& sizes, std::uint64_t seed,
+               std::vector<test::host_buffer>& in, std::vector<test::host_buffer>& want) {
+  const ir::fused& x = f.ir();
+  in.clear(), want.clear();
+  for (auto& b : x.inputs) {
+    in.emplace_back(b.type, f.shape(b.name, sizes));
+    in.back().randomize(seed++);
+  }
+  for (auto& b : x.outputs) {
+    want.emplace_back(b.type, f.shape(b.name, sizes));
+    want.back().poison();
+  }
+  std::vector<buffer_ref> ir, orf;
+  for (auto& b : in) ir.push_back(b);
+  for (auto& b : want) orf.push_back(b);
+  reference(f, sizes, std::span<const buffer_ref>(ir), std::span<const buffer_ref>(orf));
+}
+
+}  // namespace
+
+TEST_CASE("mdh::fuse: the pair's buffers, and what it refuses") {
+  auto sm = softmax_pair();
+  const ir::fused& x = sm.ir();
+  REQUIRE(x.inputs.size() == 1);
+  CHECK(x.inputs[0].name == "X");
+  REQUIRE(x.outputs.size() == 3);
+  CHECK(x.outputs[0].name == "M");
+  CHECK(x.outputs[1].name == "S");
+  CHECK(x.outputs[2].name == "Y");
+  REQUIRE(x.second_inputs.size() == 3);
+  CHECK(!x.second_inputs[0].from_first_output);  // X: the pair's input 0
+  CHECK(x.second_inputs[1].from_first_output);   // M: the first's output 0
+  CHECK(x.second_inputs[2].index == 1);          // S: the first's output 1
+
+  auto ln = layernorm_pair(768);
+  CHECK(ln.ir().inputs.size() == 3);  // X, gamma, beta
+  CHECK(ln.ir().outputs.size() == 3);
+  CHECK(ln.hash() != sm.hash());
+
+  auto [r, c] = indices<2>();
+  // reads the statistics at another point than the one they were written at
+  auto shifted = computation("shifted", out_view(out<float>("Y")(r, c)),
+                             md_hom([](auto x, auto m) { return x - m; }, cc, cc),
+                             inp_view(in<float>("X")(r, c), in<float>("M")(r + 1)));
+  CHECK(error_of([&] {
+          fuse("bad", ops::softmax_stats(), shifted);
+        }).find("does not write it with") != std::string::npos);
+  // writes a buffer the first computation reads
+  auto overwrite =
+      computation("overwrite", out_view(out<float>("X")(r, c)),
+                  md_hom([](auto m) { return m; }, cc, cc), inp_view(in<float>("M")(r)));
+  CHECK(error_of([&] {
+          fuse("bad", ops::softmax_stats(), overwrite);
+        }).find("must be new buffers") != std::string::npos);
+  // another buffer type under a shared name
+  auto wrong_type =
+      computation("wrong_type", out_view(out<double>("Z")(r, c)),
+                  md_hom([](auto m) { return m; }, cc, cc), inp_view(in<double>("M")(r)));
+  CHECK(error_of([&] { fuse("bad", ops::softmax_stats(), wrong_type); }).find("buffer 'M' is") !=
+        std::string::npos);
+  auto [i] = indices<1>();
+  auto rank1 = computation("rank1", out_view(out<float>("Z")(i)),
+                           md_hom([](auto m) { return m; }, cc), inp_view(in<float>("M")(i)));
+  CHECK(error_of([&] { fuse("bad", ops::softmax_stats(), rank1); }).find("same dimensions") !=
+        std::string::npos);
+}
+
+TEST_CASE("check_fused: reductions inside blocks, one grid, one block shape") {
+  auto sm = softmax_pair();
+  const std::vector<std::int64_t> sizes{64, 128};
+  const auto lim = lower::h200_limits();
+  lower::fused_config c = lower::default_fused_config(sm.ir(), sizes);
+  CHECK_NOTHROW(lower::check_fused(c, sm.ir(), sizes, lim));
+
+  auto split = c;  // the row reduction over two blocks
+  split.first.dims[1].blk = 2;
+  split.second.dims[1].blk = 2;
+  CHECK(error_of([&] {
+          lower::check_fused(split, sm.ir(), sizes, lim);
+        }).find("reductions are not split over blocks") != std::string::npos);
+
+  auto blocks = c;  // different row chunks
+  blocks.second.dims[0].blk = c.first.dims[0].blk * 2;
+  CHECK(error_of([&] { lower::check_fused(blocks, sm.ir(), sizes, lim); }).find("same blocks") !=
+        std::string::npos);
+
+  auto shape = c;  // same blocks, other threads per block
+  shape.second.dims[0].thr = c.first.dims[0].thr / 2;
+  shape.second.dims[0].t_sm = shape.second.dims[0].thr;
+  CHECK(error_of([&] {
+          lower::check_fused(shape, sm.ir(), sizes, lim);
+        }).find("same grid and block shape") != std::string::npos);
+
+  auto bad_stage = c;  // a stage's own rule, named with its stage
+  bad_stage.second.vec = 3;
+  CHECK(error_of([&] {
+          lower::check_fused(bad_stage, sm.ir(), sizes, lim);
+        }).find("second stage (softmax_normalize)") != std::string::npos);
+
+  // JSON round trip, and a missing stage named
+  nlohmann::json j = c;
+  CHECK(lower::fused_config_from_json(j, sm.ir()) == c);
+  j.erase("second");
+  CHECK(error_of([&] { lower::fused_config_from_json(j, sm.ir()); }).find("\"second\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("lower_fused: one kernel, the stages' buffers renamed to its parameters") {
+  auto ln = layernorm_pair(96);
+  const std::vector<std::int64_t> sizes{19, 96};
+  auto p = lower::lower_fused(ln.ir(), sizes, lower::default_fused_config(ln.ir(), sizes),
+                              lower::h200_limits());
+  REQUIRE(p.kernels.size() == 1);
+  REQUIRE(p.stages.size() == 2);
+  CHECK(p.inputs.size() == 3);
+  CHECK(p.outputs.size() == 3);
+  // normalize reads X, S, Q, gamma, beta: the pair's in0, out0, out1, in1, in2; writes out2
+  const auto& s2 = p.stages[1];
+  CHECK(s2.inputs[0].name == "in0");
+  CHECK(s2.inputs[1].name == "out0");
+  CHECK(s2.inputs[2].name == "out1");
+  CHECK(s2.inputs[3].name == "in1");
+  CHECK(s2.inputs[4].name == "in2");
+  CHECK(s2.outputs[0].name == "out2");
+  CHECK(lower::to_string(p).find("stage 1") != std::string::npos);
+}
+
+TEST_CASE("the fused search space: shared dimensions, reductions in one block, s2_ stage") {
+  auto sm = softmax_pair();
+  const std::vector<std::int64_t> sizes{24576, 128};
+  const auto lim = lower::h200_limits();
+  auto space = tuning::make_fused_search_space(sm.ir(), sizes, lim);
+  std::set<std::string> names;
+  for (auto& p : tuning::make_fused_parameters(sm.ir(), sizes, lim)) names.insert(p.name());
+  CHECK(names.count("blk_0"));
+  CHECK(names.count("thr_1"));
+  CHECK(names.count("vec_pw"));      // the first stage's loads along the row
+  CHECK(names.count("s2_vec"));      // the second stage's stores along it
+  CHECK(names.count("s2_cache_0"));  // the second stage reads X, M, S
+  CHECK(names.count("s2_cache_2"));
+  CHECK_FALSE(names.count("blk_combine"));
+  CHECK_FALSE(names.count("s2_blk_1"));
+  // every start configuration is a point of the space and maps back to itself
+  auto starts = tuning::fused_start_configurations(sm.ir(), sizes, lim);
+  CHECK(starts.size() >= 10);
+  for (auto& s : starts) {
+    INFO(lower::to_string(s));
+    CHECK(s.first.dims[1].blk == 1);
+    auto a = tuning::to_fused_space_configuration(s, sm.ir(), sizes);
+    CHECK(space.contains(a));
+    CHECK(tuning::to_fused_config(a, sm.ir(), sizes) == s);
+  }
+}
+
+#if MDH_WITH_OPENCL
+namespace {
+opencl::context& ctx() {
+  static opencl::context c;
+  return c;
+}
+
+template <class F>
+int sweep_opencl(const F& f, const std::vector<std::int64_t>& sizes, int randoms,
+                 std::uint64_t seed) {
+  auto lim = ctx().limits();
+  lim.name = "pocl-cpu";
+  std::vector<test::host_buffer> in, want;
+  make_data(f, sizes, seed, in, want);
+  const std::int64_t L = test::reduction_length(f.ir().first, sizes);
+  std::mt19937_64 rng(seed);
+  std::vector<lower::fused_config> cfgs{lower::default_fused_config(f.ir(), sizes)};
+  for (int k = 0; k < randoms; ++k)
+    cfgs.push_back(lower::random_fused_config(f.ir(), sizes, lim, rng, {64, 2000}));
+  int n = 0;
+  for (auto& cfg : cfgs) {
+    INFO(f.name(), " ", lower::to_string(cfg));
+    auto plan = lower::lower_fused(f.ir(), sizes, cfg, lim);
+    auto src = opencl::emit(plan);
+    // (PoCL runs a block's work items one after another between barriers, so a missing one
+    // would rarely show in the results)
+    CHECK(barrier_between_stages(src, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"));
+    auto o = test::check_opencl(ctx(), plan, in, want, L, 2);
+    CHECK_MESSAGE(o.mismatch.empty(), o.mismatch);
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("fused softmax and layernorm on OpenCL match the reference of both stages") {
+  int n = 0;
+  n += sweep_opencl(softmax_pair(), {37, 50}, 12, 11);
+  n += sweep_opencl(softmax_pair(), {8, 128}, 8, 12);
+  n += sweep_opencl(layernorm_pair(96), {19, 96}, 12, 13);
+  n += sweep_opencl(layernorm_pair(5), {64, 5}, 6, 14);
+  MESSAGE(n, " fused kernels run on OpenCL");
+  CHECK(n == 4 + 38);
+}
+
+TEST_CASE("tuning a fused pair on OpenCL writes a usable parameter file") {
+  namespace fs = std::filesystem;
+  auto dir = fs::temp_directory_path() / ("mdh_fused_tune_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto sm = softmax_pair();
+  const std::vector<std::int64_t> sizes{96, 64};
+  tuning::opencl_target target(ctx());
+  tuning::tune_options opt;
+  opt.seconds = 0;
+  opt.evaluations = 16;
+  opt.log = dir / "softmax.log.jsonl";
+  opt.parameter_file = dir / "softmax.json";
+  opt.progress = atf::progress_mode::off;
+  auto r = tuning::tune(sm, sizes, target, opt);
+  CHECK(r.run.evaluations >= 16);
+  CHECK(r.record.work.computation == "softmax");
+  CHECK(r.record.work.hash == sm.hash());
+  auto rec = tuning::read_parameter_file(opt.parameter_file);
+  auto cfg = lower::fused_config_from_json(rec.configuration, sm.ir());
+  CHECK(cfg == r.best);
+  CHECK_NOTHROW(lower::check_fused(cfg, sm.ir(), sizes, target.limits()));
+  // the chosen kernel is right
+  std::vector<test::host_buffer> in, want;
+  make_data(sm, sizes, 99, in, want);
+  auto plan = lower::lower_fused(sm.ir(), sizes, cfg, target.limits());
+  auto o = test::check_opencl(ctx(), plan, in, want, test::reduction_length(sm.ir().first, sizes));
+  CHECK_MESSAGE(o.mismatch.empty(), o.mismatch);
+  fs::remove_all(dir);
+}
+#endif
+
+#if MDH_WITH_CUDA
+TEST_CASE("fused kernels compile with NVRTC for sm_90") {
+  const auto lim = lower::h200_limits();
+  std::mt19937_64 rng(5);
+  int n = 0;
+  auto sweep = [&](const auto& f, const std::vector<std::int64_t>& sizes) {
+    std::vector<lower::fused_config> cfgs{lower::default_fused_config(f.ir(), sizes)};
+    for (int k = 0; k < 6; ++k)
+      cfgs.push_back(lower::random_fused_config(f.ir(), sizes, lim, rng, {1024, 2000}));
+    for (auto& cfg : cfgs) {
+      INFO(f.name(), " ", lower::to_string(cfg));
+      auto plan = lower::lower_fused(f.ir(), sizes, cfg, lim);
+      auto src = cuda::emit(plan);
+      // one kernel: the stages are blocks of its body
+      CHECK(src.find("__global__") == src.rfind("__global__"));
+      CHECK(barrier_between_stages(src, "__syncthreads();"));
+      cuda::module_cache cache("");  // memory only
+      CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
+      ++n;
+    }
+  };
+  sweep(softmax_pair(), {24576, 128});
+  sweep(layernorm_pair(768), {2048, 768});
+  CHECK(n == 14);
+}
+#endif
