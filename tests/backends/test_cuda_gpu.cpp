@@ -12,6 +12,11 @@
 #include <string>
 
 #include <backends/cuda/program.hpp>
+#include <backends/tuning/start_configurations.hpp>
+#include <expressions/layernorm.hpp>
+#include <expressions/softmax.hpp>
+#include <mdh/fused.hpp>
+#include <mdh/lower/fuse.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/lower/random_config.hpp>
 
@@ -336,4 +341,55 @@ TEST_CASE("prefetch 2 after a thread combine: configurations once rejected by th
     test::call_reference(op, r.sizes, ir, wr);
     CHECK(check_configs(c, r.sizes, {parse_config(r.cfg + common, c)}, in, want, lim) == 1);
   }
+}
+
+TEST_CASE("fused pairs (softmax, layernorm) on the GPU match the reference of both stages") {
+  if (!cuda::device_available()) std::exit(77);
+  auto lim = dev().limits();
+  std::mt19937_64 rng(31);
+  int total = 0;
+  auto sweep = [&](const auto& f, const std::vector<std::int64_t>& sizes) {
+    const ir::fused& x = f.ir();
+    std::vector<test::host_buffer> in, want;
+    std::uint64_t seed = 41;
+    for (auto& b : x.inputs) {
+      in.emplace_back(b.type, f.shape(b.name, sizes));
+      in.back().randomize(seed++);
+    }
+    for (auto& b : x.outputs) want.emplace_back(b.type, f.shape(b.name, sizes));
+    std::vector<buffer_ref> ir, wr;
+    for (auto& b : in) ir.push_back(b);
+    for (auto& b : want) wr.push_back(b);
+    reference(f, sizes, std::span<const buffer_ref>(ir), std::span<const buffer_ref>(wr));
+    // the tuner's starts (warp shuffles, vector loads and stores) and random configurations
+    auto cfgs = tuning::fused_start_configurations(x, sizes, lim);
+    for (int k = 0; k < 20; ++k)
+      cfgs.push_back(lower::random_fused_config(x, sizes, lim, rng, {1024, 2000}));
+    const std::int64_t L = test::reduction_length(x.first, sizes);
+    for (auto& cfg : cfgs) {
+      INFO(x.name, " ", lower::to_string(cfg));
+      cuda::program prog(dev(), lower::lower_fused(x, sizes, cfg, lim));
+      std::vector<test::host_buffer> got;
+      std::vector<buffer_ref> orf;
+      for (auto& w : want) {
+        got.emplace_back(w.type, w.shape);
+        got.back().poison();
+      }
+      for (auto& b : got) orf.push_back(b);
+      prog.run(ir, orf);
+      for (std::size_t r = 0; r < got.size(); ++r) {
+        auto msg = test::compare(got[r], want[r], L);
+        REQUIRE_MESSAGE(msg.empty(), x.outputs[r].name, ": ", msg);
+      }
+      ++total;
+    }
+  };
+  sweep(fuse("softmax", ops::softmax_stats(), ops::softmax_normalize()),
+        std::vector<std::int64_t>{24576, 128});
+  sweep(fuse("softmax", ops::softmax_stats(), ops::softmax_normalize()),
+        std::vector<std::int64_t>{301, 77});
+  sweep(fuse("layernorm", ops::layernorm_stats(), ops::layernorm_normalize(768)),
+        std::vector<std::int64_t>{2048, 768});
+  MESSAGE(total, " fused kernels checked on the GPU");
+  CHECK(total > 60);
 }
