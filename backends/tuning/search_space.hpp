@@ -65,12 +65,14 @@ inline void append_stage_parameters(std::vector<atf::tp>& ps, const ir::computat
                                     bool with_blk_combine);
 
 // The dimension parameters (thr_d, t_rm_d, blk_d, sm_mult_d, strided_d, thr_map_d) of `comp`;
-// `one_block[d]`: dimension d is not split over blocks (blk_d = 1).
+// `one_block[d]`: dimension d is not split over blocks (blk_d = 1); `one_thread[d]`: nor over
+// threads (thr_d = 1; a scan of either stage of a fused pair).
 inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
                                                 const std::vector<std::int64_t>& sizes,
                                                 const lower::device_limits& limits,
                                                 const space_options& opt,
-                                                const std::vector<bool>& one_block) {
+                                                const std::vector<bool>& one_block,
+                                                const std::vector<bool>& one_thread) {
   using detail::name;
   using std::int64_t;
   const std::size_t D = comp.rank();
@@ -83,7 +85,7 @@ inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
   // threads: one group, bounded by the threads-per-block limit
   std::vector<std::string> thr_names;
   for (std::size_t d = 0; d < D; ++d) {
-    bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum;
+    bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum || one_thread.at(d);
     auto vals =
         scan ? std::vector<int64_t>{1}
              : detail::powers_of_two_upto(std::min(max_threads, detail::pow2_ceil(sizes[d])));
@@ -156,7 +158,8 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                                             const std::vector<std::int64_t>& sizes,
                                             const lower::device_limits& limits,
                                             const space_options& opt = {}) {
-  auto ps = make_dim_parameters(comp, sizes, limits, opt, std::vector<bool>(comp.rank(), false));
+  const std::vector<bool> none(comp.rank(), false);
+  auto ps = make_dim_parameters(comp, sizes, limits, opt, none, none);
   append_stage_parameters(ps, comp, limits, "", true);
   return ps;
 }
@@ -302,10 +305,12 @@ inline std::vector<atf::tp> make_fused_parameters(const ir::fused& f,
                                                   const std::vector<std::int64_t>& sizes,
                                                   const lower::device_limits& limits,
                                                   const space_options& opt = {}) {
-  std::vector<bool> one_block(f.first.rank());
-  for (std::size_t d = 0; d < f.first.rank(); ++d)
+  std::vector<bool> one_block(f.first.rank()), one_thread(f.first.rank());
+  for (std::size_t d = 0; d < f.first.rank(); ++d) {
     one_block[d] = f.first.is_reduction(d) || f.second.is_reduction(d);
-  auto ps = make_dim_parameters(f.first, sizes, limits, opt, one_block);
+    one_thread[d] = lower::fused_scans(f, d);
+  }
+  auto ps = make_dim_parameters(f.first, sizes, limits, opt, one_block, one_thread);
   append_stage_parameters(ps, f.first, limits, "", false);
   append_stage_parameters(ps, f.second, limits, fused_second_prefix, false);
   return ps;

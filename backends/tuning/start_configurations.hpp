@@ -377,6 +377,7 @@ inline std::vector<lower::fused_config> fused_start_configurations(
     for (std::size_t d = 0; d < f.first.rank(); ++d) {
       if (!f.first.is_reduction(d) && !f.second.is_reduction(d)) continue;
       auto& x = s.dims[d];
+      if (lower::fused_scans(f, d)) x.thr = 1, x.t_rm = 1;  // one thread walks a scan
       const std::int64_t step = x.thr * x.t_rm;
       const bool whole = x.t_sm == lower::ceil_div(lower::ceil_div(sizes[d], x.blk), step) * step;
       x.blk = 1;

@@ -257,8 +257,9 @@ tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Targe
     return target.prepare(lower::lower(c, sizes, cfg, limits));
   };
   pb.to_config = [&](const atf::configuration& a) { return to_config(a, c, sizes); };
-  for (auto& s : start_configurations(c, sizes, limits))
-    pb.starts.push_back(to_space_configuration(s, c, sizes));
+  if (opt.start_configurations)
+    for (auto& s : start_configurations(c, sizes, limits))
+      pb.starts.push_back(to_space_configuration(s, c, sizes));
   pb.fallback = lower::default_config(c, sizes);
   pb.prepare_config = [&](const lower::config& cfg) {
     return target.prepare(lower::lower(c, sizes, cfg, limits));
@@ -319,8 +320,9 @@ fused_tune_result tune(const fused_t<First, Second>& f, const std::vector<std::i
     return target.prepare(lower::lower_fused(x, sizes, cfg, limits));
   };
   pb.to_config = [&](const atf::configuration& a) { return to_fused_config(a, x, sizes); };
-  for (auto& s : fused_start_configurations(x, sizes, limits))
-    pb.starts.push_back(to_fused_space_configuration(s, x, sizes));
+  if (opt.start_configurations)
+    for (auto& s : fused_start_configurations(x, sizes, limits))
+      pb.starts.push_back(to_fused_space_configuration(s, x, sizes));
   pb.fallback = lower::default_fused_config(x, sizes);
   pb.prepare_config = [&](const lower::fused_config& cfg) {
     return target.prepare(lower::lower_fused(x, sizes, cfg, limits));

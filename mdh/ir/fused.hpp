@@ -70,6 +70,16 @@ inline fused make_fused(std::string name, const computation& a, const computatio
     std::size_t k = 0;
     if (auto* o = detail::find_buffer(a.outputs, in.name, &k)) {
       same_kind(*o, in);
+      for (auto& w : o->accesses)
+        for (std::size_t d = 0; d < a.rank(); ++d) {
+          bool used = false;
+          for (auto& ix : w.index) used = used || ix.uses(d);
+          if (!a.is_reduction(d) && !used)
+            throw error(where + "'" + a.name + "' writes '" + o->name +
+                        "' at the same element for every value of dimension '" + a.dims[d].name +
+                        "'; the second computation may only read outputs whose every element "
+                        "one block writes");
+        }
       for (auto& acc : in.accesses) {
         bool written = false;
         for (auto& w : o->accesses) written = written || w == acc;
@@ -98,6 +108,28 @@ inline fused make_fused(std::string name, const computation& a, const computatio
     f.outputs.push_back(out);
   }
   return f;
+}
+
+// The shape of a buffer the pair shares at `sizes` must be the same under both computations (the
+// fused kernel has one parameter for it). Throws mdh::error naming the buffer and both shapes.
+inline void check_shared_shapes(const fused& f, const std::vector<std::int64_t>& sizes) {
+  auto str = [](const std::vector<std::int64_t>& s) {
+    std::string t = "[";
+    for (std::size_t k = 0; k < s.size(); ++k) t += (k ? "," : "") + std::to_string(s[k]);
+    return t + "]";
+  };
+  for (std::size_t k = 0; k < f.second.inputs.size(); ++k) {
+    const auto& src = f.second_inputs[k];
+    if (!src.from_first_output && src.index >= f.first.inputs.size()) continue;
+    const buffer& b1 =
+        src.from_first_output ? f.first.outputs[src.index] : f.first.inputs[src.index];
+    auto s1 = buffer_shape(f.first, b1, sizes);
+    auto s2 = buffer_shape(f.second, f.second.inputs[k], sizes);
+    if (s1 != s2)
+      throw error("fused pair '" + f.name + "': buffer '" + b1.name + "' is " + str(s1) + " in '" +
+                  f.first.name + "' but " + str(s2) + " in '" + f.second.name +
+                  "' at these sizes; both computations must see a shared buffer whole");
+  }
 }
 
 inline std::uint64_t structural_hash(const fused& f) {

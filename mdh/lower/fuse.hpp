@@ -78,6 +78,7 @@ inline ir::computation fused_signature(const ir::fused& f) {
 inline void check_fused(const fused_config& cfg, const ir::fused& f,
                         const std::vector<std::int64_t>& sizes, const device_limits& limits) {
   using detail::fused_violated;
+  ir::check_shared_shapes(f, sizes);
   try {
     check(cfg.first, f.first, sizes, limits);
   } catch (const error& e) {
@@ -125,6 +126,12 @@ inline void check_fused(const fused_config& cfg, const ir::fused& f,
                    v(shared) + " bytes");
 }
 
+// Whether dimension d is a scan (prefix sum) in either stage: one thread walks it.
+inline bool fused_scans(const ir::fused& f, std::size_t d) {
+  return f.first.dims[d].combine == ir::combine_kind::prefix_sum ||
+         f.second.dims[d].combine == ir::combine_kind::prefix_sum;
+}
+
 // The default: the first stage's default configuration with every reduction dimension walked
 // inside its block (blk 1), and the second stage walking the same tiling with its inputs read
 // from global memory.
@@ -132,12 +139,14 @@ inline fused_config default_fused_config(const ir::fused& f,
                                          const std::vector<std::int64_t>& sizes) {
   fused_config c;
   c.first = default_config(f.first, sizes);
-  for (std::size_t d = 0; d < f.first.rank(); ++d)
+  for (std::size_t d = 0; d < f.first.rank(); ++d) {
+    auto& x = c.first.dims[d];
+    if (fused_scans(f, d)) x.thr = 1, x.t_rm = 1;  // one thread walks a scan
     if (f.first.is_reduction(d) || f.second.is_reduction(d)) {
-      auto& x = c.first.dims[d];
       x.blk = 1;
       x.t_sm = ceil_div(sizes[d], x.thr * x.t_rm) * x.thr * x.t_rm;
     }
+  }
   c.first.blk_combine = block_combine::second_kernel;
   c.second = default_config(f.second, sizes);
   c.second.dims = c.first.dims;
@@ -185,6 +194,7 @@ inline kernel_plan lower_fused(const ir::fused& f, const std::vector<std::int64_
 
   ir::fnv1a h;
   h.str(passes::hash8(s1)), h.str(passes::hash8(s2)), h.str(f.name);
+  h.u64(ir::structural_hash(f));
   std::string stem;
   for (char ch : f.name) stem += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
   char buf[17];

@@ -202,8 +202,10 @@ fused_config random_fused_config(const ir::fused& f, const std::vector<std::int6
   for (int attempt = 0; attempt < 50; ++attempt) {
     fused_config c;
     c.first = random_config(f.first, sizes, limits, rng, opt);
-    for (std::size_t d = 0; d < f.first.rank(); ++d)
+    for (std::size_t d = 0; d < f.first.rank(); ++d) {
       if (f.first.is_reduction(d) || f.second.is_reduction(d)) c.first.dims[d].blk = 1;
+      if (fused_scans(f, d)) c.first.dims[d].thr = 1;
+    }
     c.second = random_config(f.second, sizes, limits, rng, opt);
     c.second.dims = c.first.dims;
     for (auto* s : {&c.first, &c.second}) {

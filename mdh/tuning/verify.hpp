@@ -5,6 +5,7 @@
 // reference has a finite value (an unwritten, poisoned element) never passes.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -24,9 +25,9 @@ inline std::int64_t reduction_length(const ir::computation& c,
   return l;
 }
 
-// A fused pair: every output depends on the first stage's reduction.
+// A fused pair: the longer of its stages' reductions (the second stage's outputs depend on both).
 inline std::int64_t reduction_length(const ir::fused& f, const std::vector<std::int64_t>& sizes) {
-  return reduction_length(f.first, sizes);
+  return std::max(reduction_length(f.first, sizes), reduction_length(f.second, sizes));
 }
 
 inline double tolerance(scalar_type t, std::int64_t reduction_length) {

@@ -40,6 +40,28 @@ auto softmax_pair() { return fuse("softmax", ops::softmax_stats(), ops::softmax_
 auto layernorm_pair(std::int64_t cols) {
   return fuse("layernorm", ops::layernorm_stats(), ops::layernorm_normalize(cols));
 }
+// A map, then a row reduction of its result: the second stage reduces.
+auto map_then_rowsum() {
+  auto [r, c] = indices<2>();
+  auto twice =
+      computation("twice", out_view(out<float>("E")(r, c)),
+                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float>("X")(r, c)));
+  auto rowsum = computation("rowsum", out_view(out<float>("T")(r)),
+                            md_hom([](auto e, auto x) { return e - x; }, cc, pw(add)),
+                            inp_view(in<float>("E")(r, c), in<float>("X")(r, c)));
+  return fuse("map_rowsum", twice, rowsum);
+}
+// A map, then a prefix sum of its result along the rows: the second stage scans.
+auto map_then_scan() {
+  auto [r, c] = indices<2>();
+  auto twice =
+      computation("twice", out_view(out<float>("E")(r, c)),
+                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float>("X")(r, c)));
+  auto scan =
+      computation("rowscan", out_view(out<float>("P")(r, c)),
+                  md_hom([](auto e) { return e; }, cc, ps(add)), inp_view(in<float>("E")(r, c)));
+  return fuse("map_scan", twice, scan);
+}
 
 // The fused kernel's body: stage 0's block, then `barrier` as a statement of its own, then
 // stage 1's block.
@@ -121,6 +143,28 @@ TEST_CASE("mdh::fuse: the pair's buffers, and what it refuses") {
                   md_hom([](auto m) { return m; }, cc, cc), inp_view(in<double>("M")(r)));
   CHECK(error_of([&] { fuse("bad", ops::softmax_stats(), wrong_type); }).find("buffer 'M' is") !=
         std::string::npos);
+  // an output that every point of a ++ dimension writes (so several blocks would)
+  auto bcast =
+      computation("bcast", out_view(out<float>("M")(r)), md_hom([](auto x) { return x; }, cc, cc),
+                  inp_view(in<float>("X")(r, c)));
+  auto use = computation("use", out_view(out<float>("Y")(r, c)),
+                         md_hom([](auto x, auto m) { return x - m; }, cc, cc),
+                         inp_view(in<float>("X")(r, c), in<float>("M")(r)));
+  CHECK(error_of([&] { fuse("bad", bcast, use); }).find("at the same element for every value") !=
+        std::string::npos);
+  // a shared input seen whole by one computation but not by the other: refused at given sizes
+  auto rowsum =
+      computation("rowsum", out_view(out<float>("S")(r)),
+                  md_hom([](auto x) { return x; }, cc, pw(add)), inp_view(in<float>("X")(r, c)));
+  auto first_col = computation("first_col", out_view(out<float>("Y")(r, c)),
+                               md_hom([](auto x, auto s) { return x - s; }, cc, cc),
+                               inp_view(in<float>("X")(r, 0), in<float>("S")(r)));
+  auto narrow = fuse("narrow", rowsum, first_col);
+  const std::vector<std::int64_t> n{8, 16};
+  CHECK(error_of([&] {
+          lower::check_fused(lower::default_fused_config(narrow.ir(), n), narrow.ir(), n,
+                             lower::h200_limits());
+        }).find("buffer 'X' is [8,16] in 'rowsum' but [8,1] in 'first_col'") != std::string::npos);
   auto [i] = indices<1>();
   auto rank1 = computation("rank1", out_view(out<float>("Z")(i)),
                            md_hom([](auto m) { return m; }, cc), inp_view(in<float>("M")(i)));
@@ -256,8 +300,10 @@ TEST_CASE("fused softmax and layernorm on OpenCL match the reference of both sta
   n += sweep_opencl(softmax_pair(), {8, 128}, 8, 12);
   n += sweep_opencl(layernorm_pair(96), {19, 96}, 12, 13);
   n += sweep_opencl(layernorm_pair(5), {64, 5}, 6, 14);
+  n += sweep_opencl(map_then_rowsum(), {29, 40}, 10, 15);
+  n += sweep_opencl(map_then_scan(), {23, 31}, 10, 16);
   MESSAGE(n, " fused kernels run on OpenCL");
-  CHECK(n == 4 + 38);
+  CHECK(n == 6 + 58);
 }
 
 TEST_CASE("tuning a fused pair on OpenCL writes a usable parameter file") {
@@ -314,6 +360,8 @@ TEST_CASE("fused kernels compile with NVRTC for sm_90") {
   };
   sweep(softmax_pair(), {24576, 128});
   sweep(layernorm_pair(768), {2048, 768});
-  CHECK(n == 14);
+  sweep(map_then_rowsum(), {1000, 300});
+  sweep(map_then_scan(), {1000, 300});
+  CHECK(n == 28);
 }
 #endif
