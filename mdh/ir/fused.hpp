@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -141,10 +140,6 @@ inline std::uint64_t structural_hash(const fused& f) {
   return h.value();
 }
 
-inline std::string structural_hash_hex(const fused& f) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(structural_hash(f)));
-  return buf;
-}
+inline std::string structural_hash_hex(const fused& f) { return hex16(structural_hash(f)); }
 
 }  // namespace mdh::ir

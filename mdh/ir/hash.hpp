@@ -79,10 +79,13 @@ inline std::uint64_t structural_hash(const computation& c) {
   return h.value();
 }
 
-inline std::string structural_hash_hex(const computation& c) {
+// A 64-bit hash as 16 lower-case hex digits.
+inline std::string hex16(std::uint64_t v) {
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(structural_hash(c)));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
 }
+
+inline std::string structural_hash_hex(const computation& c) { return hex16(structural_hash(c)); }
 
 }  // namespace mdh::ir

@@ -195,11 +195,8 @@ inline kernel_plan lower_fused(const ir::fused& f, const std::vector<std::int64_
   ir::fnv1a h;
   h.str(passes::hash8(s1)), h.str(passes::hash8(s2)), h.str(f.name);
   h.u64(ir::structural_hash(f));
-  std::string stem;
-  for (char ch : f.name) stem += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h.value()));
-  p.name = "mdh_" + (stem.empty() ? std::string("fused") : stem) + "_" + std::string(buf, 8);
+  p.name =
+      "mdh_" + passes::identifier_stem(f.name, "fused") + "_" + ir::hex16(h.value()).substr(0, 8);
   kernel k = main_kernel(s1);
   k.name = p.name;
   k.launch.shared_bytes = p.shared_bytes;

@@ -204,18 +204,20 @@ inline std::string hash8(const kernel_plan& p) {
   for (auto s : p.sizes) h.i64(s);
   for (auto& [n, v] : to_map(p.cfg)) h.str(n), h.i64(v);
   h.str(p.limits.name);
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h.value()));
-  return std::string(buf, 8);
+  return ir::hex16(h.value()).substr(0, 8);
+}
+
+// A name as a C identifier stem: every character that is not a letter or digit becomes '_'.
+inline std::string identifier_stem(const std::string& name, const char* fallback) {
+  std::string stem;
+  for (char ch : name) stem += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
+  return stem.empty() ? std::string(fallback) : stem;
 }
 
 // 6. Kernels: names, launch shapes; init (atomics) and final_combine (second kernel) kernels
 //    walk the P output points grid-stride with 256 threads per block.
 inline void kernels(kernel_plan& p) {
-  std::string stem;
-  for (char ch : p.comp.name) stem += (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
-  if (stem.empty()) stem = "kernel";
-  p.name = "mdh_" + stem + "_" + hash8(p);
+  p.name = "mdh_" + identifier_stem(p.comp.name, "kernel") + "_" + hash8(p);
   kernel main = p.kernels.at(0);
   main.name = p.name;
   main.launch.shared_bytes = p.shared_bytes;
