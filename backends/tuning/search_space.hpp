@@ -301,10 +301,10 @@ inline atf::search_space make_search_space(const ir::computation& comp,
 // The parameters of a fused pair: one set of dimension parameters for both stages (a dimension
 // that reduces in either stage stays in one block), the first stage's input and kernel
 // parameters, and the second's named s2_... . No block combine: nothing is split over blocks.
-inline std::vector<atf::tp> make_fused_parameters(const ir::fused& f,
-                                                  const std::vector<std::int64_t>& sizes,
-                                                  const lower::device_limits& limits,
-                                                  const space_options& opt = {}) {
+inline std::vector<atf::tp> make_parameters(const ir::fused& f,
+                                            const std::vector<std::int64_t>& sizes,
+                                            const lower::device_limits& limits,
+                                            const space_options& opt = {}) {
   std::vector<bool> one_block(f.first.rank()), one_thread(f.first.rank());
   for (std::size_t d = 0; d < f.first.rank(); ++d) {
     one_block[d] = f.first.is_reduction(d) || f.second.is_reduction(d);
@@ -316,25 +316,19 @@ inline std::vector<atf::tp> make_fused_parameters(const ir::fused& f,
   return ps;
 }
 
-inline lower::fused_config to_fused_config(const atf::configuration& a, const ir::fused& f,
-                                           const std::vector<std::int64_t>& sizes) {
+inline lower::fused_config to_config(const atf::configuration& a, const ir::fused& f,
+                                     const std::vector<std::int64_t>& sizes) {
   lower::fused_config c;
   c.first = to_config(a, f.first, sizes);
   c.second = to_config(a, f.second, sizes, fused_second_prefix);
   return c;
 }
 
-inline atf::search_space make_fused_search_space(const ir::fused& f,
-                                                 const std::vector<std::int64_t>& sizes,
-                                                 const lower::device_limits& limits,
-                                                 const space_options& opt = {}) {
-  return atf::search_space(make_fused_parameters(f, sizes, limits, opt));
-}
 inline atf::search_space make_search_space(const ir::fused& f,
                                            const std::vector<std::int64_t>& sizes,
                                            const lower::device_limits& limits,
                                            const space_options& opt = {}) {
-  return make_fused_search_space(f, sizes, limits, opt);
+  return atf::search_space(make_parameters(f, sizes, limits, opt));
 }
 
 }  // namespace mdh::tuning

@@ -66,10 +66,9 @@ inline atf::configuration to_space_configuration(
   return a;
 }
 
-// The configuration of make_fused_parameters' space that to_fused_config maps to `c`.
-inline atf::configuration to_fused_space_configuration(const lower::fused_config& c,
-                                                       const ir::fused& f,
-                                                       const std::vector<std::int64_t>& sizes) {
+// The configuration of make_parameters' space that to_config maps to `c`.
+inline atf::configuration to_space_configuration(const lower::fused_config& c, const ir::fused& f,
+                                                 const std::vector<std::int64_t>& sizes) {
   atf::configuration a = to_space_configuration(c.first, f.first, sizes, "", true, false);
   atf::configuration b =
       to_space_configuration(c.second, f.second, sizes, fused_second_prefix, false, false);
@@ -341,14 +340,14 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
 // Start configurations of a fused pair: the first stage's starts with every dimension that
 // reduces in either stage kept in one block, each with the second stage on the same tiling
 // (inputs from global memory, the widest vector stores that pass), and the default; only those
-// that pass check_fused, without repeats.
-inline std::vector<lower::fused_config> fused_start_configurations(
-    const ir::fused& f, const std::vector<std::int64_t>& sizes,
-    const lower::device_limits& limits) {
+// that pass check, without repeats.
+inline std::vector<lower::fused_config> start_configurations(const ir::fused& f,
+                                                             const std::vector<std::int64_t>& sizes,
+                                                             const lower::device_limits& limits) {
   std::vector<lower::fused_config> out;
   auto add = [&](const lower::fused_config& c) {
     try {
-      lower::check_fused(c, f, sizes, limits);
+      lower::check(c, f, sizes, limits);
     } catch (const error&) {
       return false;
     }
@@ -394,7 +393,7 @@ inline std::vector<lower::fused_config> fused_start_configurations(
       if (add(c)) break;
     }
   }
-  add(lower::default_fused_config(f, sizes));
+  add(lower::default_config(f, sizes));
   return out;
 }
 

@@ -22,11 +22,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <atf/atf.hpp>
@@ -61,11 +61,14 @@ struct tune_options {
       nullptr;  // set (e.g. by SIGINT) to stop after the current step
 };
 
-struct tune_result {
+template <class Config>
+struct basic_tune_result {
   parameter_record record;
   atf::tuning_result run;
-  lower::config best;
+  Config best;
 };
+using tune_result = basic_tune_result<lower::config>;
+using fused_tune_result = basic_tune_result<lower::fused_config>;
 
 inline std::unique_ptr<atf::search::technique> make_technique(const std::string& name) {
   namespace s = atf::search;
@@ -90,12 +93,12 @@ struct workload_data {
 template <class Comp>
 workload_data make_workload_data(const Comp& comp, const std::vector<std::int64_t>& sizes,
                                  std::uint64_t seed) {
-  const ir::computation& c = comp.ir();
+  const auto& c = comp.ir();  // a computation's, or a fused pair's buffers
   workload_data d;
   for (std::size_t b = 0; b < c.inputs.size(); ++b)
-    d.inputs.emplace_back(c.inputs[b].type, ir::buffer_shape(c, c.inputs[b], sizes))
+    d.inputs.emplace_back(c.inputs[b].type, comp.shape(c.inputs[b].name, sizes))
         .randomize(seed + b);
-  for (auto& o : c.outputs) d.expected.emplace_back(o.type, ir::buffer_shape(c, o, sizes));
+  for (auto& o : c.outputs) d.expected.emplace_back(o.type, comp.shape(o.name, sizes));
   auto in = d.input_refs();
   auto out = d.expected_refs();
   reference(comp, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(out));
@@ -117,35 +120,34 @@ inline void set_aside_foreign_log(const std::filesystem::path& log, const std::s
                log.string().c_str(), aside.string().c_str());
 }
 
-namespace detail {
+// `comp`: a computation, or a pair of mdh::fuse (tuned as one kernel; the result's and the
+// parameter file's configuration is then a lower::fused_config: {"first": ..., "second": ...}).
+template <class Target, class Comp>
+auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& target,
+          const tune_options& opt) {
+  const auto& c = comp.ir();
+  comp.check_sizes(sizes);
+  const lower::device_limits limits = target.limits();
+  atf::search_space space = make_search_space(c, sizes, limits, opt.space);
 
-// What differs between tuning one computation and a fused pair: the space, how a point of it
-// becomes a prepared kernel, the start points, the default configuration and the workload.
-template <class Config>
-struct tuning_problem {
-  std::string name;
-  // atf configuration -> the target's prepared kernel (throws atf::invalid_configuration)
-  std::function<std::any(const atf::configuration&)> prepare;
-  std::function<Config(const atf::configuration&)> to_config;
-  std::vector<atf::configuration> starts;
-  Config fallback;                                        // the default configuration
-  std::function<std::any(const Config&)> prepare_config;  // for the default
-  workload work;
-};
+  workload_data data = make_workload_data(comp, sizes, opt.data_seed);
+  auto in = data.input_refs();
+  auto want = data.expected_refs();
+  target.set_data(c, sizes, in, want);
 
-template <class Config>
-struct tuning_outcome {
-  atf::tuning_result run;
-  Config best;
-  parameter_record record;
-};
-
-// Runs atf over the problem on `target` (whose data is set) and writes the parameter file.
-template <class Target, class Config>
-tuning_outcome<Config> run_tuning(tuning_problem<Config>& pb, const atf::search_space& space,
-                                  Target& target, const tune_options& opt) {
+  // A time stop does not wait for compiles in flight: they finish after tune() has returned
+  // (tune_result::run.background), so the prepare stage holds copies of what it reads; only the
+  // target is shared.
   atf::evaluator ev;
-  ev.prepare = pb.prepare;
+  ev.prepare = [c, sizes, limits, &target](const atf::configuration& a) -> std::any {
+    auto cfg = to_config(a, c, sizes);
+    try {
+      lower::check(cfg, c, sizes, limits);
+    } catch (const error& e) {
+      throw atf::invalid_configuration("constraint", e.what());
+    }
+    return target.prepare(lower::lower(c, sizes, cfg, limits));
+  };
   ev.measure = [&](const atf::configuration&, std::any& prepared, std::size_t worker) {
     return target.measure(prepared, worker);
   };
@@ -177,7 +179,12 @@ tuning_outcome<Config> run_tuning(tuning_problem<Config>& pb, const atf::search_
   }
   atf::tuner t;
   t.technique(make_technique(opt.technique)).seed(opt.seed).progress(opt.progress);
-  if (opt.start_configurations) t.start_with(pb.starts);
+  if (opt.start_configurations) {
+    std::vector<atf::configuration> starts;
+    for (auto& s : start_configurations(c, sizes, limits))
+      starts.push_back(to_space_configuration(s, c, sizes));
+    t.start_with(std::move(starts));
+  }
   if (limited) t.abort_when(stop);
   if (!opt.log.empty()) {
     if (opt.log.has_parent_path()) std::filesystem::create_directories(opt.log.parent_path());
@@ -188,14 +195,15 @@ tuning_outcome<Config> run_tuning(tuning_problem<Config>& pb, const atf::search_
   // untuned (short runs on some devices, e.g. CPUs through PoCL, may not beat it).
   double default_cost = std::numeric_limits<double>::infinity();
   std::string default_error;
+  const auto fallback = lower::default_config(c, sizes);
   try {
-    std::any prepared = pb.prepare_config(pb.fallback);
+    std::any prepared = target.prepare(lower::lower(c, sizes, fallback, limits));
     default_cost = target.measure(prepared, 0);
   } catch (const std::exception& e) {
     default_error = e.what();
   }
 
-  tuning_outcome<Config> result;
+  basic_tune_result<std::remove_const_t<decltype(fallback)>> result;
   result.run = t.tune(space, ev);
   if (opt.seconds > 0 && result.run.measured == 0 && result.run.resumed_seconds >= opt.seconds)
     std::fprintf(stderr,
@@ -204,7 +212,7 @@ tuning_outcome<Config> run_tuning(tuning_problem<Config>& pb, const atf::search_
                  "(tune_options::more_seconds)\n",
                  opt.log.string().c_str(), result.run.resumed_seconds, opt.seconds);
   if (!result.run.found && !(default_cost < std::numeric_limits<double>::infinity()))
-    throw error("tuning " + pb.name + ": no valid configuration among " +
+    throw error("tuning " + c.name + ": no valid configuration among " +
                 std::to_string(result.run.evaluations) +
                 " evaluations (see the log for reasons), and the default configuration failed: " +
                 default_error);
@@ -213,123 +221,18 @@ tuning_outcome<Config> run_tuning(tuning_problem<Config>& pb, const atf::search_
   tuning["default_cost"] = default_cost;
   double cost = result.run.best_cost;
   if (result.run.found && result.run.best_cost <= default_cost) {
-    result.best = pb.to_config(result.run.best);
+    result.best = to_config(result.run.best, c, sizes);
     tuning["space_parameters"] = result.run.best.to_json();
     tuning["chosen"] = "tuned";
   } else {
-    result.best = pb.fallback;
+    result.best = fallback;
     cost = default_cost;
     tuning["chosen"] = "default (faster than every tuned configuration)";
   }
   nlohmann::json cfg_json = result.best;
-  result.record = {pb.work, target.id(), cfg_json, cost, "us", tuning};
+  result.record = {workload::of(c, sizes), target.id(), cfg_json, cost, "us", tuning};
   if (!opt.parameter_file.empty()) write_parameter_file(opt.parameter_file, result.record);
   return result;
-}
-
-}  // namespace detail
-
-template <class Target, class Comp>
-tune_result tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& target,
-                 const tune_options& opt) {
-  const ir::computation& c = comp.ir();
-  comp.check_sizes(sizes);
-  const lower::device_limits limits = target.limits();
-  detail::tuning_problem<lower::config> pb;
-  pb.name = c.name;
-  atf::search_space space = make_search_space(c, sizes, limits, opt.space);
-
-  workload_data data = make_workload_data(comp, sizes, opt.data_seed);
-  auto in = data.input_refs();
-  auto want = data.expected_refs();
-  target.set_data(c, sizes, in, want);
-
-  // A time stop does not wait for compiles in flight: they finish after tune() has returned
-  // (tune_result::run.background), so the prepare stage holds copies of what it reads; only the
-  // target is shared.
-  pb.prepare = [c, sizes, limits, &target](const atf::configuration& a) -> std::any {
-    lower::config cfg = to_config(a, c, sizes);
-    try {
-      lower::check(cfg, c, sizes, limits);
-    } catch (const error& e) {
-      throw atf::invalid_configuration("constraint", e.what());
-    }
-    return target.prepare(lower::lower(c, sizes, cfg, limits));
-  };
-  pb.to_config = [&](const atf::configuration& a) { return to_config(a, c, sizes); };
-  if (opt.start_configurations)
-    for (auto& s : start_configurations(c, sizes, limits))
-      pb.starts.push_back(to_space_configuration(s, c, sizes));
-  pb.fallback = lower::default_config(c, sizes);
-  pb.prepare_config = [&](const lower::config& cfg) {
-    return target.prepare(lower::lower(c, sizes, cfg, limits));
-  };
-  pb.work = workload::of(c, sizes);
-  auto o = detail::run_tuning(pb, space, target, opt);
-  return {std::move(o.record), std::move(o.run), std::move(o.best)};
-}
-
-// ---- fused pairs (mdh::fuse) ------------------------------------------------------------------
-
-struct fused_tune_result {
-  parameter_record record;
-  atf::tuning_result run;
-  lower::fused_config best;
-};
-
-// Random inputs and the reference outputs of both stages, in the pair's buffer order.
-template <class First, class Second>
-workload_data make_workload_data(const fused_t<First, Second>& f,
-                                 const std::vector<std::int64_t>& sizes, std::uint64_t seed) {
-  const ir::fused& x = f.ir();
-  workload_data d;
-  for (std::size_t b = 0; b < x.inputs.size(); ++b)
-    d.inputs.emplace_back(x.inputs[b].type, f.shape(x.inputs[b].name, sizes)).randomize(seed + b);
-  for (auto& o : x.outputs) d.expected.emplace_back(o.type, f.shape(o.name, sizes));
-  auto in = d.input_refs();
-  auto out = d.expected_refs();
-  reference(f, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(out));
-  return d;
-}
-
-// Tunes the one-kernel form of a fused pair; the parameter file's configuration is
-// {"first": {...}, "second": {...}} (lower::fused_config).
-template <class Target, class First, class Second>
-fused_tune_result tune(const fused_t<First, Second>& f, const std::vector<std::int64_t>& sizes,
-                       Target& target, const tune_options& opt) {
-  const ir::fused& x = f.ir();
-  f.check_sizes(sizes);
-  const lower::device_limits limits = target.limits();
-  detail::tuning_problem<lower::fused_config> pb;
-  pb.name = x.name;
-  atf::search_space space = make_fused_search_space(x, sizes, limits, opt.space);
-
-  workload_data data = make_workload_data(f, sizes, opt.data_seed);
-  auto in = data.input_refs();
-  auto want = data.expected_refs();
-  // the tolerance follows the first stage's reduction, which every output depends on
-  target.set_data(x, sizes, in, want);
-
-  pb.prepare = [x, sizes, limits, &target](const atf::configuration& a) -> std::any {
-    lower::fused_config cfg = to_fused_config(a, x, sizes);
-    try {
-      lower::check_fused(cfg, x, sizes, limits);
-    } catch (const error& e) {
-      throw atf::invalid_configuration("constraint", e.what());
-    }
-    return target.prepare(lower::lower_fused(x, sizes, cfg, limits));
-  };
-  pb.to_config = [&](const atf::configuration& a) { return to_fused_config(a, x, sizes); };
-  if (opt.start_configurations)
-    for (auto& s : fused_start_configurations(x, sizes, limits))
-      pb.starts.push_back(to_fused_space_configuration(s, x, sizes));
-  pb.fallback = lower::default_fused_config(x, sizes);
-  pb.prepare_config = [&](const lower::fused_config& cfg) {
-    return target.prepare(lower::lower_fused(x, sizes, cfg, limits));
-  };
-  pb.work = workload::of(x, sizes);
-  auto o = detail::run_tuning(pb, space, target, opt);
-  return {std::move(o.record), std::move(o.run), std::move(o.best)};
 }
 
 }  // namespace mdh::tuning

@@ -2,9 +2,9 @@
 // Lowering a fused pair (ir::fused) to one kernel: both computations keep their own
 // configuration and generated code; the kernel runs the first one's body, a block barrier, then
 // the second one's. That is correct when every block of the second reads only outputs of the
-// first that the same block wrote, which the rules of check_fused() guarantee: no reduction is
-// split over blocks, and both stages cut every dimension into the same block chunks on the same
-// grid and block shape.
+// first that the same block wrote, which the rules of check(fused_config, ...) guarantee: no
+// reduction is split over blocks, and both stages cut every dimension into the same block chunks on
+// the same grid and block shape.
 #pragma once
 
 #include <algorithm>
@@ -34,7 +34,7 @@ inline void to_json(nlohmann::json& j, const fused_config& c) {
   j["second"] = c.second;
 }
 
-inline fused_config fused_config_from_json(const nlohmann::json& j, const ir::fused& f) {
+inline fused_config config_from_json(const nlohmann::json& j, const ir::fused& f) {
   if (!j.is_object() || !j.contains("first") || !j.contains("second"))
     throw error("configuration of the fused pair '" + f.name +
                 "' must be an object {\"first\": {...}, \"second\": {...}}");
@@ -75,8 +75,8 @@ inline ir::computation fused_signature(const ir::fused& f) {
 
 // Checks both stages (lower::check, each error prefixed with its stage) and the fusion rules;
 // throws mdh::error naming the parameter and the rule.
-inline void check_fused(const fused_config& cfg, const ir::fused& f,
-                        const std::vector<std::int64_t>& sizes, const device_limits& limits) {
+inline void check(const fused_config& cfg, const ir::fused& f,
+                  const std::vector<std::int64_t>& sizes, const device_limits& limits) {
   using detail::fused_violated;
   ir::check_shared_shapes(f, sizes);
   try {
@@ -119,7 +119,7 @@ inline void check_fused(const fused_config& cfg, const ir::fused& f,
                          v(l2.grid[2]) + ") block(" + v(l2.block[0]) + "," + v(l2.block[1]) + "," +
                          v(l2.block[2]) + ")");
   if (p1.kernels.size() != 1 || p2.kernels.size() != 1)
-    throw internal_error("check_fused: a stage without block reductions has more than one kernel");
+    throw internal_error("check: a stage without block reductions has more than one kernel");
   const std::int64_t shared = std::max(p1.shared_bytes, p2.shared_bytes);
   if (shared > limits.shared_per_block_optin)
     fused_violated("t_sm_*/cache_*", "shared memory <= " + v(limits.shared_per_block_optin),
@@ -135,8 +135,7 @@ inline bool fused_scans(const ir::fused& f, std::size_t d) {
 // The default: the first stage's default configuration with every reduction dimension walked
 // inside its block (blk 1), and the second stage walking the same tiling with its inputs read
 // from global memory.
-inline fused_config default_fused_config(const ir::fused& f,
-                                         const std::vector<std::int64_t>& sizes) {
+inline fused_config default_config(const ir::fused& f, const std::vector<std::int64_t>& sizes) {
   fused_config c;
   c.first = default_config(f.first, sizes);
   for (std::size_t d = 0; d < f.first.rank(); ++d) {
@@ -155,13 +154,13 @@ inline fused_config default_fused_config(const ir::fused& f,
   return c;
 }
 
-// check_fused, then one plan whose single kernel runs both stages. The plan's `stages` hold the
+// check(), then one plan whose single kernel runs both stages. The plan's `stages` hold the
 // two stage plans, their buffers renamed to the pair's kernel parameters (in0.., out0..); its
 // inputs and outputs are the pair's; its cfg is the first stage's with vec and vec_pw the widest
 // of both (the launch checks pointer alignment against them).
-inline kernel_plan lower_fused(const ir::fused& f, const std::vector<std::int64_t>& sizes,
-                               const fused_config& cfg, const device_limits& limits) {
-  check_fused(cfg, f, sizes, limits);
+inline kernel_plan lower(const ir::fused& f, const std::vector<std::int64_t>& sizes,
+                         const fused_config& cfg, const device_limits& limits) {
+  check(cfg, f, sizes, limits);
   kernel_plan s1 = passes::run_all(f.first, sizes, cfg.first, limits);
   kernel_plan s2 = passes::run_all(f.second, sizes, cfg.second, limits);
   for (std::size_t k = 0; k < s2.inputs.size(); ++k) {
@@ -203,12 +202,6 @@ inline kernel_plan lower_fused(const ir::fused& f, const std::vector<std::int64_
   p.kernels = {k};
   p.stages = {std::move(s1), std::move(s2)};
   return p;
-}
-
-// lower() for a pair, so that code written for computations (load, run) takes pairs too.
-inline kernel_plan lower(const ir::fused& f, const std::vector<std::int64_t>& sizes,
-                         const fused_config& cfg, const device_limits& limits) {
-  return lower_fused(f, sizes, cfg, limits);
 }
 
 }  // namespace mdh::lower

@@ -110,7 +110,7 @@ struct kernel_plan {
 
   std::vector<kernel> kernels;  // launched in this order
 
-  // A fused plan (lower_fused): its one kernel runs these stage plans in order, a block barrier
+  // A fused plan (lower): its one kernel runs these stage plans in order, a block barrier
   // between them; the stages' buffers are named after this plan's parameters. Empty otherwise.
   std::vector<kernel_plan> stages;
 

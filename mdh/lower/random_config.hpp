@@ -193,10 +193,10 @@ inline std::vector<config> edge_configs(const ir::computation& comp,
 
 // A random valid configuration of a fused pair: a random first stage with its reductions (and
 // the second's) kept inside blocks, the second stage on the same tiling with its own input
-// caching, vector width and combine; falls back to default_fused_config.
+// caching, vector width and combine; falls back to default_config.
 template <class Rng>
-fused_config random_fused_config(const ir::fused& f, const std::vector<std::int64_t>& sizes,
-                                 const device_limits& limits, Rng& rng, random_options opt = {}) {
+fused_config random_config(const ir::fused& f, const std::vector<std::int64_t>& sizes,
+                           const device_limits& limits, Rng& rng, random_options opt = {}) {
   device_limits lim = limits;
   lim.max_threads_per_block = std::min(lim.max_threads_per_block, opt.max_threads);
   for (int attempt = 0; attempt < 50; ++attempt) {
@@ -213,7 +213,7 @@ fused_config random_fused_config(const ir::fused& f, const std::vector<std::int6
     }
     for (int repair = 0; repair < 2; ++repair) {
       try {
-        check_fused(c, f, sizes, lim);
+        check(c, f, sizes, lim);
         return c;
       } catch (const error&) {
         for (auto* s : {&c.first, &c.second}) {
@@ -224,7 +224,7 @@ fused_config random_fused_config(const ir::fused& f, const std::vector<std::int6
       }
     }
   }
-  return default_fused_config(f, sizes);
+  return default_config(f, sizes);
 }
 
 }  // namespace mdh::lower

@@ -362,13 +362,13 @@ TEST_CASE("fused pairs (softmax, layernorm) on the GPU match the reference of bo
     for (auto& b : want) wr.push_back(b);
     reference(f, sizes, std::span<const buffer_ref>(ir), std::span<const buffer_ref>(wr));
     // the tuner's starts (warp shuffles, vector loads and stores) and random configurations
-    auto cfgs = tuning::fused_start_configurations(x, sizes, lim);
+    auto cfgs = tuning::start_configurations(x, sizes, lim);
     for (int k = 0; k < 20; ++k)
-      cfgs.push_back(lower::random_fused_config(x, sizes, lim, rng, {1024, 2000}));
+      cfgs.push_back(lower::random_config(x, sizes, lim, rng, {1024, 2000}));
     const std::int64_t L = test::reduction_length(x.first, sizes);
     for (auto& cfg : cfgs) {
       INFO(x.name, " ", lower::to_string(cfg));
-      cuda::program prog(dev(), lower::lower_fused(x, sizes, cfg, lim));
+      cuda::program prog(dev(), lower::lower(x, sizes, cfg, lim));
       std::vector<test::host_buffer> got;
       std::vector<buffer_ref> orf;
       for (auto& w : want) {

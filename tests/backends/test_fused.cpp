@@ -162,8 +162,7 @@ TEST_CASE("mdh::fuse: the pair's buffers, and what it refuses") {
   auto narrow = fuse("narrow", rowsum, first_col);
   const std::vector<std::int64_t> n{8, 16};
   CHECK(error_of([&] {
-          lower::check_fused(lower::default_fused_config(narrow.ir(), n), narrow.ir(), n,
-                             lower::h200_limits());
+          lower::check(lower::default_config(narrow.ir(), n), narrow.ir(), n, lower::h200_limits());
         }).find("buffer 'X' is [8,16] in 'rowsum' but [8,1] in 'first_col'") != std::string::npos);
   auto [i] = indices<1>();
   auto rank1 = computation("rank1", out_view(out<float>("Z")(i)),
@@ -172,51 +171,51 @@ TEST_CASE("mdh::fuse: the pair's buffers, and what it refuses") {
         std::string::npos);
 }
 
-TEST_CASE("check_fused: reductions inside blocks, one grid, one block shape") {
+TEST_CASE("check: reductions inside blocks, one grid, one block shape") {
   auto sm = softmax_pair();
   const std::vector<std::int64_t> sizes{64, 128};
   const auto lim = lower::h200_limits();
-  lower::fused_config c = lower::default_fused_config(sm.ir(), sizes);
-  CHECK_NOTHROW(lower::check_fused(c, sm.ir(), sizes, lim));
+  lower::fused_config c = lower::default_config(sm.ir(), sizes);
+  CHECK_NOTHROW(lower::check(c, sm.ir(), sizes, lim));
 
   auto split = c;  // the row reduction over two blocks
   split.first.dims[1].blk = 2;
   split.second.dims[1].blk = 2;
   CHECK(error_of([&] {
-          lower::check_fused(split, sm.ir(), sizes, lim);
+          lower::check(split, sm.ir(), sizes, lim);
         }).find("reductions are not split over blocks") != std::string::npos);
 
   auto blocks = c;  // different row chunks
   blocks.second.dims[0].blk = c.first.dims[0].blk * 2;
-  CHECK(error_of([&] { lower::check_fused(blocks, sm.ir(), sizes, lim); }).find("same blocks") !=
+  CHECK(error_of([&] { lower::check(blocks, sm.ir(), sizes, lim); }).find("same blocks") !=
         std::string::npos);
 
   auto shape = c;  // same blocks, other threads per block
   shape.second.dims[0].thr = c.first.dims[0].thr / 2;
   shape.second.dims[0].t_sm = shape.second.dims[0].thr;
   CHECK(error_of([&] {
-          lower::check_fused(shape, sm.ir(), sizes, lim);
+          lower::check(shape, sm.ir(), sizes, lim);
         }).find("same grid and block shape") != std::string::npos);
 
   auto bad_stage = c;  // a stage's own rule, named with its stage
   bad_stage.second.vec = 3;
   CHECK(error_of([&] {
-          lower::check_fused(bad_stage, sm.ir(), sizes, lim);
+          lower::check(bad_stage, sm.ir(), sizes, lim);
         }).find("second stage (softmax_normalize)") != std::string::npos);
 
   // JSON round trip, and a missing stage named
   nlohmann::json j = c;
-  CHECK(lower::fused_config_from_json(j, sm.ir()) == c);
+  CHECK(lower::config_from_json(j, sm.ir()) == c);
   j.erase("second");
-  CHECK(error_of([&] { lower::fused_config_from_json(j, sm.ir()); }).find("\"second\"") !=
+  CHECK(error_of([&] { lower::config_from_json(j, sm.ir()); }).find("\"second\"") !=
         std::string::npos);
 }
 
-TEST_CASE("lower_fused: one kernel, the stages' buffers renamed to its parameters") {
+TEST_CASE("lower: one kernel, the stages' buffers renamed to its parameters") {
   auto ln = layernorm_pair(96);
   const std::vector<std::int64_t> sizes{19, 96};
-  auto p = lower::lower_fused(ln.ir(), sizes, lower::default_fused_config(ln.ir(), sizes),
-                              lower::h200_limits());
+  auto p =
+      lower::lower(ln.ir(), sizes, lower::default_config(ln.ir(), sizes), lower::h200_limits());
   REQUIRE(p.kernels.size() == 1);
   REQUIRE(p.stages.size() == 2);
   CHECK(p.inputs.size() == 3);
@@ -236,9 +235,9 @@ TEST_CASE("the fused search space: shared dimensions, reductions in one block, s
   auto sm = softmax_pair();
   const std::vector<std::int64_t> sizes{24576, 128};
   const auto lim = lower::h200_limits();
-  auto space = tuning::make_fused_search_space(sm.ir(), sizes, lim);
+  auto space = tuning::make_search_space(sm.ir(), sizes, lim);
   std::set<std::string> names;
-  for (auto& p : tuning::make_fused_parameters(sm.ir(), sizes, lim)) names.insert(p.name());
+  for (auto& p : tuning::make_parameters(sm.ir(), sizes, lim)) names.insert(p.name());
   CHECK(names.count("blk_0"));
   CHECK(names.count("thr_1"));
   CHECK(names.count("vec_pw"));      // the first stage's loads along the row
@@ -248,14 +247,14 @@ TEST_CASE("the fused search space: shared dimensions, reductions in one block, s
   CHECK_FALSE(names.count("blk_combine"));
   CHECK_FALSE(names.count("s2_blk_1"));
   // every start configuration is a point of the space and maps back to itself
-  auto starts = tuning::fused_start_configurations(sm.ir(), sizes, lim);
+  auto starts = tuning::start_configurations(sm.ir(), sizes, lim);
   CHECK(starts.size() >= 10);
   for (auto& s : starts) {
     INFO(lower::to_string(s));
     CHECK(s.first.dims[1].blk == 1);
-    auto a = tuning::to_fused_space_configuration(s, sm.ir(), sizes);
+    auto a = tuning::to_space_configuration(s, sm.ir(), sizes);
     CHECK(space.contains(a));
-    CHECK(tuning::to_fused_config(a, sm.ir(), sizes) == s);
+    CHECK(tuning::to_config(a, sm.ir(), sizes) == s);
   }
 }
 
@@ -275,13 +274,13 @@ int sweep_opencl(const F& f, const std::vector<std::int64_t>& sizes, int randoms
   make_data(f, sizes, seed, in, want);
   const std::int64_t L = test::reduction_length(f.ir().first, sizes);
   std::mt19937_64 rng(seed);
-  std::vector<lower::fused_config> cfgs{lower::default_fused_config(f.ir(), sizes)};
+  std::vector<lower::fused_config> cfgs{lower::default_config(f.ir(), sizes)};
   for (int k = 0; k < randoms; ++k)
-    cfgs.push_back(lower::random_fused_config(f.ir(), sizes, lim, rng, {64, 2000}));
+    cfgs.push_back(lower::random_config(f.ir(), sizes, lim, rng, {64, 2000}));
   int n = 0;
   for (auto& cfg : cfgs) {
     INFO(f.name(), " ", lower::to_string(cfg));
-    auto plan = lower::lower_fused(f.ir(), sizes, cfg, lim);
+    auto plan = lower::lower(f.ir(), sizes, cfg, lim);
     auto src = opencl::emit(plan);
     // (PoCL runs a block's work items one after another between barriers, so a missing one
     // would rarely show in the results)
@@ -324,13 +323,13 @@ TEST_CASE("tuning a fused pair on OpenCL writes a usable parameter file") {
   CHECK(r.record.work.computation == "softmax");
   CHECK(r.record.work.hash == sm.hash());
   auto rec = tuning::read_parameter_file(opt.parameter_file);
-  auto cfg = lower::fused_config_from_json(rec.configuration, sm.ir());
+  auto cfg = lower::config_from_json(rec.configuration, sm.ir());
   CHECK(cfg == r.best);
-  CHECK_NOTHROW(lower::check_fused(cfg, sm.ir(), sizes, target.limits()));
+  CHECK_NOTHROW(lower::check(cfg, sm.ir(), sizes, target.limits()));
   // the chosen kernel is right
   std::vector<test::host_buffer> in, want;
   make_data(sm, sizes, 99, in, want);
-  auto plan = lower::lower_fused(sm.ir(), sizes, cfg, target.limits());
+  auto plan = lower::lower(sm.ir(), sizes, cfg, target.limits());
   auto o = test::check_opencl(ctx(), plan, in, want, test::reduction_length(sm.ir().first, sizes));
   CHECK_MESSAGE(o.mismatch.empty(), o.mismatch);
   fs::remove_all(dir);
@@ -343,12 +342,12 @@ TEST_CASE("fused kernels compile with NVRTC for sm_90") {
   std::mt19937_64 rng(5);
   int n = 0;
   auto sweep = [&](const auto& f, const std::vector<std::int64_t>& sizes) {
-    std::vector<lower::fused_config> cfgs{lower::default_fused_config(f.ir(), sizes)};
+    std::vector<lower::fused_config> cfgs{lower::default_config(f.ir(), sizes)};
     for (int k = 0; k < 6; ++k)
-      cfgs.push_back(lower::random_fused_config(f.ir(), sizes, lim, rng, {1024, 2000}));
+      cfgs.push_back(lower::random_config(f.ir(), sizes, lim, rng, {1024, 2000}));
     for (auto& cfg : cfgs) {
       INFO(f.name(), " ", lower::to_string(cfg));
-      auto plan = lower::lower_fused(f.ir(), sizes, cfg, lim);
+      auto plan = lower::lower(f.ir(), sizes, cfg, lim);
       auto src = cuda::emit(plan);
       // one kernel: the stages are blocks of its body
       CHECK(src.find("__global__") == src.rfind("__global__"));

@@ -566,15 +566,15 @@ TEST_CASE("start configurations of every benchmark case: valid, in the space, ro
     INFO(name);
     if constexpr (is_fused_v<std::decay_t<decltype(op)>>) {
       // a pair's starts: valid, in its space, round trip
-      auto space = tuning::make_fused_search_space(op.ir(), sizes, lim);
-      auto starts = tuning::fused_start_configurations(op.ir(), sizes, lim);
+      auto space = tuning::make_search_space(op.ir(), sizes, lim);
+      auto starts = tuning::start_configurations(op.ir(), sizes, lim);
       CHECK(starts.size() >= 4);
       for (auto& st : starts) {
         INFO(lower::to_string(st));
-        CHECK_NOTHROW(lower::check_fused(st, op.ir(), sizes, lim));
-        auto a = tuning::to_fused_space_configuration(st, op.ir(), sizes);
+        CHECK_NOTHROW(lower::check(st, op.ir(), sizes, lim));
+        auto a = tuning::to_space_configuration(st, op.ir(), sizes);
         CHECK(space.contains(a));
-        CHECK(tuning::to_fused_config(a, op.ir(), sizes) == st);
+        CHECK(tuning::to_config(a, op.ir(), sizes) == st);
       }
       total += int(starts.size());
       ++cases;
