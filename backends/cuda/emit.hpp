@@ -20,8 +20,8 @@ class dialect final : public lower::c_dialect {
   }
   std::string func_qualifier() const override { return "static __device__ __forceinline__"; }
   std::string type(scalar_type t) const override { return std::string(c_name(t)); }
-  std::string global_param(scalar_type t, bool is_const) const override {
-    return (is_const ? "const " : "") + type(t) + "* __restrict__";
+  std::string global_param(scalar_type t, bool is_const, bool no_alias) const override {
+    return (is_const ? "const " : "") + type(t) + (no_alias ? "* __restrict__" : "*");
   }
   std::string local_ptr(scalar_type t) const override { return type(t) + "*"; }
   std::string shared_pool(std::int64_t) const override {

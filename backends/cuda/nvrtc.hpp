@@ -102,9 +102,11 @@ inline compiled_module compile_uncached(const std::string& source, const std::st
   }
   compiled_module m;
   m.name = name, m.arch = arch, m.log = log;
-  check_nvrtc(nvrtcGetCUBINSize(prog, &n), "nvrtcGetCUBINSize");
-  m.cubin.resize(n);
-  check_nvrtc(nvrtcGetCUBIN(prog, m.cubin.data()), "nvrtcGetCUBIN");
+  if (arch.rfind("compute_", 0) != 0) {  // a virtual architecture ("compute_90") gives PTX only
+    check_nvrtc(nvrtcGetCUBINSize(prog, &n), "nvrtcGetCUBINSize");
+    m.cubin.resize(n);
+    check_nvrtc(nvrtcGetCUBIN(prog, m.cubin.data()), "nvrtcGetCUBIN");
+  }
   if (nvrtcGetPTXSize(prog, &n) == NVRTC_SUCCESS && n > 1) {
     m.ptx.resize(n);
     if (nvrtcGetPTX(prog, m.ptx.data()) != NVRTC_SUCCESS) m.ptx.clear();

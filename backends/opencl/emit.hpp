@@ -32,10 +32,11 @@ class dialect final : public lower::c_dialect {
   std::string type(scalar_type t) const override {
     return t == scalar_type::i64 ? "long" : std::string(c_name(t));
   }
-  std::string global_param(scalar_type t, bool is_const) const override {
+  std::string global_param(scalar_type t, bool is_const, bool no_alias) const override {
     // bool is not allowed in kernel arguments: such buffers travel as uchar.
     std::string e = t == scalar_type::boolean ? "uchar" : type(t);
-    return std::string("__global ") + (is_const ? "const " : "") + e + "* restrict";
+    return std::string("__global ") + (is_const ? "const " : "") + e +
+           (no_alias ? "* restrict" : "*");
   }
   std::string local_ptr(scalar_type t) const override { return "__local " + type(t) + "*"; }
   std::string shared_pool(std::int64_t bytes) const override {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,7 +27,10 @@ class c_dialect {
   virtual std::string kernel_head(const kernel_plan& p, const kernel& k) const = 0;  // up to name
   virtual std::string func_qualifier() const = 0;  // helper functions
   virtual std::string type(scalar_type t) const = 0;
-  virtual std::string global_param(scalar_type t, bool is_const) const = 0;  // pointer type
+  // Pointer type of a kernel parameter. `no_alias` false for a buffer that other threads write
+  // and this one reads in the same kernel (a fused plan's intermediate): with restrict the
+  // compiler may hoist its loads above the block barrier.
+  virtual std::string global_param(scalar_type t, bool is_const, bool no_alias) const = 0;
   virtual std::string local_ptr(scalar_type t) const = 0;         // pointer into shared memory
   virtual std::string shared_pool(std::int64_t bytes) const = 0;  // declares `mdh_smem`
   virtual std::string thread_id(int axis) const = 0;
@@ -393,8 +397,13 @@ class c_printer {
 
   std::string params() const {
     std::string s;
+    // a fused plan's outputs that a later stage reads back
+    std::set<std::string> read_back;
+    for (auto& st : p_.stages)
+      for (auto& g : st.inputs) read_back.insert(g.name);
     auto add = [&](const global_buffer& g, bool c) {
-      s += (s.empty() ? "" : ", ") + d_.global_param(g.type, c) + " " + g.name;
+      s += (s.empty() ? "" : ", ") + d_.global_param(g.type, c, c || !read_back.count(g.name)) +
+           " " + g.name;
     };
     for (auto& g : p_.inputs) add(g, true);
     for (auto& g : p_.outputs) add(g, false);

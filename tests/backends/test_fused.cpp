@@ -4,8 +4,10 @@
 // reference of both computations run one after the other.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -352,6 +354,10 @@ TEST_CASE("fused kernels compile with NVRTC for sm_90") {
       // one kernel: the stages are blocks of its body
       CHECK(src.find("__global__") == src.rfind("__global__"));
       CHECK(barrier_between_stages(src, "__syncthreads();"));
+      // the first stage's outputs that the second reads are not restrict (see the next test)
+      for (auto& s : f.ir().second_inputs)
+        if (s.from_first_output)
+          CHECK(src.find("float* out" + std::to_string(s.index) + ",") != std::string::npos);
       cuda::module_cache cache("");  // memory only
       CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
       ++n;
@@ -362,5 +368,47 @@ TEST_CASE("fused kernels compile with NVRTC for sm_90") {
   sweep(map_then_rowsum(), {1000, 300});
   sweep(map_then_scan(), {1000, 300});
   CHECK(n == 28);
+}
+
+// Found on the H200: with the statistics M and S declared `__restrict__`, NVRTC hoisted the
+// second stage's loads of them above the block barrier, so threads that had not written them
+// read stale values (NaN in Y). A warp-shuffle combine keeps the first stage free of barriers:
+// in the PTX, every load from global memory before the first `bar.sync` must be of the
+// read-only input (ld.global.nc).
+TEST_CASE("fused softmax: the second stage loads the statistics after the barrier (PTX)") {
+  auto f = softmax_pair();
+  const std::vector<std::int64_t> sizes{24576, 128};
+  const std::string first =
+      "blk_0=3072 blk_1=1 blk_combine=1 blk_map_0=0 blk_map_1=0 cache_0=0 pad_0=0 prefetch=0 "
+      "strided_0=0 strided_1=1 t_rm_0=1 t_rm_1=4 t_sm_0=8 t_sm_1=128 thr_0=8 thr_1=32 "
+      "thr_combine=1 thr_map_0=1 thr_map_1=0 transpose_0=0 vec=1";
+  const std::string second =
+      "blk_0=3072 blk_1=1 blk_combine=1 blk_map_0=0 blk_map_1=0 cache_0=0 cache_1=0 cache_2=0 "
+      "pad_0=0 pad_1=0 pad_2=0 prefetch=0 strided_0=0 strided_1=1 t_rm_0=1 t_rm_1=4 t_sm_0=8 "
+      "t_sm_1=128 thr_0=8 thr_1=32 thr_combine=0 thr_map_0=1 thr_map_1=0 transpose_0=0 "
+      "transpose_1=0 transpose_2=0 vec=1";
+  auto parse = [](const std::string& text, const ir::computation& c) {
+    std::map<std::string, std::int64_t> m;
+    std::istringstream in(text);
+    for (std::string kv; in >> kv;) {
+      auto eq = kv.find('=');
+      m[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+    }
+    return lower::from_map(m, c.rank(), c.inputs.size());
+  };
+  lower::fused_config cfg{parse(first, f.ir().first), parse(second, f.ir().second)};
+  auto plan = lower::lower(f.ir(), sizes, cfg, lower::h200_limits());
+  auto mod = cuda::compile_uncached(cuda::emit(plan), plan.name, "compute_90");
+  REQUIRE(!mod.ptx.empty());
+  const auto bar = mod.ptx.find("bar.sync");
+  REQUIRE(bar != std::string::npos);
+  int before = 0;
+  for (auto at = mod.ptx.find("ld.global."); at < bar; at = mod.ptx.find("ld.global.", at + 1)) {
+    INFO(mod.ptx.substr(at, mod.ptx.find('\n', at) - at));
+    CHECK(mod.ptx.compare(at, 13, "ld.global.nc.") == 0);
+    ++before;
+  }
+  CHECK(before == 4);                                              // X, four columns per thread
+  CHECK(mod.ptx.find("ld.global.f32", bar) != std::string::npos);  // M and S, after it
 }
 #endif
