@@ -164,6 +164,30 @@ inline std::string to_string(const config& c) {
   return s;
 }
 
+// The inverse of to_string: "blk_0=2 thr_0=4 ..." (as error messages and logs print a
+// configuration) back to a configuration of `comp`.
+inline config config_from_string(const std::string& text, const ir::computation& comp) {
+  std::map<std::string, std::int64_t> m;
+  std::size_t at = 0;
+  while ((at = text.find_first_not_of(" \t\n", at)) != std::string::npos) {
+    const std::size_t end = std::min(text.find_first_of(" \t\n", at), text.size());
+    const std::string kv = text.substr(at, end - at);
+    const std::size_t eq = kv.find('=');
+    std::size_t used = 0;
+    std::int64_t v = 0;
+    try {
+      if (eq != std::string::npos) v = std::stoll(kv.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (eq == std::string::npos || eq == 0 || used == 0 || eq + 1 + used != kv.size())
+      throw error("configuration text: '" + kv + "' is not name=integer");
+    m[kv.substr(0, eq)] = v;
+    at = end;
+  }
+  return from_map(m, comp.rank(), comp.inputs.size());
+}
+
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The default configuration, valid for every computation, size and device with at least 256

@@ -6,9 +6,7 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include <backends/cuda/program.hpp>
@@ -291,19 +289,6 @@ TEST_CASE("timings of a few hand-picked configurations (printed, not asserted)")
           3.0 * 4 * 2048 * 3072 / ms * 1e-6, " GB/s");
 }
 
-namespace {
-// "blk_0=2 thr_0=4 ..." (lower::to_string of a config) back to a config of `c`.
-lower::config parse_config(const std::string& s, const ir::computation& c) {
-  std::map<std::string, std::int64_t> m;
-  std::istringstream in(s);
-  for (std::string kv; in >> kv;) {
-    auto eq = kv.find('=');
-    m[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
-  }
-  return lower::from_map(m, c.rank(), c.inputs.size());
-}
-}  // namespace
-
 // Configurations the tuner rejected on the H200 because their results were wrong (relative L2
 // errors 0.003-0.25): two shared buffers (prefetch 2), a tree combine over the reduction's
 // threads and several ++ steps per block. The next step's prologue overwrote the combine scratch
@@ -339,7 +324,8 @@ TEST_CASE("prefetch 2 after a thread combine: configurations once rejected by th
     for (auto& b : in) ir.push_back(b);
     for (auto& b : want) wr.push_back(b);
     test::call_reference(op, r.sizes, ir, wr);
-    CHECK(check_configs(c, r.sizes, {parse_config(r.cfg + common, c)}, in, want, lim) == 1);
+    CHECK(check_configs(c, r.sizes, {lower::config_from_string(r.cfg + common, c)}, in, want,
+                        lim) == 1);
   }
 }
 

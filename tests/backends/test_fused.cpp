@@ -4,10 +4,8 @@
 // reference of both computations run one after the other.
 #include <doctest/doctest.h>
 
-#include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -387,16 +385,8 @@ TEST_CASE("fused softmax: the second stage loads the statistics after the barrie
       "pad_0=0 pad_1=0 pad_2=0 prefetch=0 strided_0=0 strided_1=1 t_rm_0=1 t_rm_1=4 t_sm_0=8 "
       "t_sm_1=128 thr_0=8 thr_1=32 thr_combine=0 thr_map_0=1 thr_map_1=0 transpose_0=0 "
       "transpose_1=0 transpose_2=0 vec=1";
-  auto parse = [](const std::string& text, const ir::computation& c) {
-    std::map<std::string, std::int64_t> m;
-    std::istringstream in(text);
-    for (std::string kv; in >> kv;) {
-      auto eq = kv.find('=');
-      m[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
-    }
-    return lower::from_map(m, c.rank(), c.inputs.size());
-  };
-  lower::fused_config cfg{parse(first, f.ir().first), parse(second, f.ir().second)};
+  lower::fused_config cfg{lower::config_from_string(first, f.ir().first),
+                          lower::config_from_string(second, f.ir().second)};
   auto plan = lower::lower(f.ir(), sizes, cfg, lower::h200_limits());
   auto mod = cuda::compile_uncached(cuda::emit(plan), plan.name, "compute_90");
   REQUIRE(!mod.ptx.empty());

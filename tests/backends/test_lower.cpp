@@ -133,7 +133,7 @@ TEST_CASE("transpose = 2 stores a tile's first dimension innermost") {
                        error);
 }
 
-TEST_CASE("configuration round-trips through the flat map and JSON") {
+TEST_CASE("configuration round-trips through the flat map, JSON and text") {
   std::mt19937_64 rng(7);
   for (auto& s : test::all_samples()) {
     for (int k = 0; k < 5; ++k) {
@@ -144,6 +144,7 @@ TEST_CASE("configuration round-trips through the flat map and JSON") {
       CHECK(from_map(m, s.comp.rank(), s.comp.inputs.size()) == cfg);
       nlohmann::json j = cfg;
       CHECK(config_from_json(nlohmann::json::parse(j.dump()), s.comp) == cfg);
+      CHECK(config_from_string(to_string(cfg), s.comp) == cfg);
     }
   }
   auto c = test::matmul();
@@ -153,6 +154,14 @@ TEST_CASE("configuration round-trips through the flat map and JSON") {
   m.erase("blk_9");
   m.erase("t_sm_1");
   CHECK_THROWS_WITH_AS(from_map(m, 3, 2), doctest::Contains("t_sm_1"), error);
+  // text: every word must be name=integer, and the map's rules hold
+  const std::string text = to_string(default_config(c, {4, 4, 4}));
+  CHECK(config_from_string("  " + text + "\n", c) == default_config(c, {4, 4, 4}));
+  CHECK_THROWS_WITH_AS(config_from_string(text + " vec=4x", c), doctest::Contains("'vec=4x'"),
+                       error);
+  CHECK_THROWS_WITH_AS(config_from_string(text + " =3", c), doctest::Contains("'=3'"), error);
+  CHECK_THROWS_WITH_AS(config_from_string(text + " blk_9", c), doctest::Contains("'blk_9'"), error);
+  CHECK_THROWS_WITH_AS(config_from_string(text + " blk_9=1", c), doctest::Contains("blk_9"), error);
 }
 
 TEST_CASE("property: random valid plans compute every point exactly once, tiles cover reads") {
