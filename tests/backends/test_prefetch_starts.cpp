@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -635,6 +636,47 @@ TEST_CASE("no start configuration combines blocks by atomics without splitting a
     CHECK_FALSE(unsplit_atomic(s, c));
     CHECK(space.find(tuning::to_space_configuration(s, c, sizes)).has_value());
   }
+}
+
+// The lane layout of warp shuffles is a constraint of the space (it was 14-29 % of the uniform
+// samples of the reduction cases' spaces): no point of a space breaks it, and the points that
+// shuffle stay.
+TEST_CASE("search spaces hold no configuration that breaks the warp-shuffle lane layout") {
+  const auto lim = lower::h200_limits();
+  int shuffles = 0, reducing = 0;
+  ops::for_each_benchmark_case([&](std::string_view name, const auto& op, const sizes_t& sizes) {
+    INFO(name);
+    auto sample = [&](const auto& ir, auto&& to_check) {
+      auto space = tuning::make_search_space(ir, sizes, lim);
+      std::mt19937_64 rng(3);
+      for (int k = 0; k < 300; ++k) {
+        auto a = space.to_configuration(space.random_point(rng));
+        auto cfg = tuning::to_config(a, ir, sizes);
+        INFO(a.to_string());
+        std::string what;
+        try {
+          lower::check(cfg, ir, sizes, lim);
+        } catch (const error& e) {
+          what = e.what();
+        }
+        CHECK(what.find("warp shuffle") == std::string::npos);
+        shuffles += to_check(cfg);
+      }
+    };
+    auto shuffle = [](const lower::config& c) {
+      return c.thr_combine == lower::thread_combine::warp_shuffle;
+    };
+    if constexpr (is_fused_v<std::decay_t<decltype(op)>>) {
+      reducing += op.ir().first.has_reduction();
+      sample(op.ir(),
+             [&](const lower::fused_config& c) { return shuffle(c.first) || shuffle(c.second); });
+    } else {
+      reducing += mdh::describe(op).has_reduction();
+      sample(mdh::describe(op), shuffle);
+    }
+  });
+  CHECK(reducing >= 10);
+  CHECK(shuffles > 300);  // about half of the reducing cases' points
 }
 
 TEST_CASE("starts that split a reduction over blocks combine by the last block or atomics") {
