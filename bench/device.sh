@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, then one or more of
 #   tests  - the gpu-labelled tests
-#   sanitize - compute-sanitizer memcheck (GPU sweep) and racecheck (IR-sample sweep)
+#   sanitize - compute-sanitizer memcheck (GPU sweep, fused pairs) and racecheck (IR-sample sweep)
 #   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20, over all sessions of a
 #            case's log; or TUNE_MORE seconds more each; resumes from $TUNE_PARAMS/logs, default
 #            params/h200)
@@ -56,9 +56,10 @@ for m in "${modes[@]}"; do
     ;;
   sanitize)
     bin=$(find "$BIN" -name backends_cuda_gpu -type f | head -1)
-    # memcheck on the whole GPU sweep; racecheck (much slower) on the IR-sample sweep
+    # memcheck on the whole GPU sweep and the fused pairs (about a minute on the H200);
+    # racecheck (much slower) on the IR-sample sweep
     for tool in memcheck racecheck; do
-      filter='--test-case=CUDA sweep*'
+      filter='--test-case=CUDA sweep*,fused*'
       [ "$tool" = racecheck ] && filter='--test-case=CUDA sweep over the IR samples*'
       stamp "compute-sanitizer $tool"
       compute-sanitizer --tool "$tool" --error-exitcode 9 "$bin" "$filter" >"$OUT/sanitizer_$tool.log" 2>&1
