@@ -18,15 +18,19 @@
 //   (compiles) double measure(std::any& prepared, std::size_t worker);  // µs; throws on failure
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <atf/atf.hpp>
@@ -55,7 +59,9 @@ struct tune_options {
   atf::progress_mode progress = atf::progress_mode::automatic;
   space_options space;
   std::uint64_t data_seed = 7;  // seed of the random inputs
-  // Measure start_configurations() first and search from the best of them.
+  // Measure first, and search from the best of them: the configuration of an existing
+  // `parameter_file` for this workload, the 8 best of a log set aside for another search space,
+  // then start_configurations().
   bool start_configurations = true;
   const std::atomic<bool>* interrupt =
       nullptr;  // set (e.g. by SIGINT) to stop after the current step
@@ -108,16 +114,67 @@ workload_data make_workload_data(const Comp& comp, const std::vector<std::int64_
 // A log written for another search space (an older mdh, whose parameters differed) cannot be
 // resumed; it is renamed to <log>.space-<its hash> so that the run starts a fresh log and
 // nothing measured is lost. Logs atf cannot read are left for atf to report.
-inline void set_aside_foreign_log(const std::filesystem::path& log, const std::string& hash) {
+// Returns where it went, if it was set aside.
+inline std::optional<std::filesystem::path> set_aside_foreign_log(const std::filesystem::path& log,
+                                                                  const std::string& hash) {
   const std::optional<std::string> old = atf::log_space_hash(log);
-  if (!old || *old == hash) return;
+  if (!old || *old == hash) return std::nullopt;
   std::filesystem::path aside = log;
   aside += ".space-" + *old;
   std::filesystem::rename(log, aside);
   std::fprintf(stderr,
                "mdh: %s was written for another search space; kept as %s, tuning starts a new "
-               "log\n",
+               "log from its best configurations\n",
                log.string().c_str(), aside.string().c_str());
+  return aside;
+}
+
+// The `k` cheapest distinct valid configurations of a JSON-lines tuning log, cheapest first.
+// Lines that are not valid evaluations (the header, failures, a line cut short by an
+// interrupted run) are passed over.
+inline std::vector<atf::configuration> best_of_log(const std::filesystem::path& log,
+                                                   std::size_t k) {
+  std::vector<std::pair<double, nlohmann::json>> valid;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.value("valid", false) ||
+        !j.contains("configuration") || !j.contains("cost") || !j["cost"].is_number())
+      continue;
+    valid.emplace_back(j["cost"].get<double>(), j["configuration"]);
+  }
+  std::stable_sort(valid.begin(), valid.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<atf::configuration> best;
+  std::set<std::string> keys;
+  for (auto& [cost, j] : valid) {
+    if (best.size() >= k) break;
+    try {
+      auto c = atf::configuration::from_json(j);
+      if (keys.insert(c.key()).second) best.push_back(std::move(c));
+    } catch (const std::exception&) {  // a value atf cannot read: not a start
+    }
+  }
+  return best;
+}
+
+// The configuration of an existing parameter file for this workload, as a point of the current
+// space's parameters (none when there is no such file, or it is for another workload).
+template <class IR>
+std::optional<atf::configuration> parameter_file_start(const std::filesystem::path& file,
+                                                       const IR& c,
+                                                       const std::vector<std::int64_t>& sizes) {
+  std::error_code ec;
+  if (file.empty() || !std::filesystem::exists(file, ec)) return std::nullopt;
+  try {
+    parameter_record r = read_parameter_file(file);
+    if (!(r.work == workload::of(c, sizes))) return std::nullopt;
+    return to_space_configuration(lower::config_from_json(r.configuration, c), c, sizes);
+  } catch (const std::exception& e) {  // the run overwrites it at the end: say so, go on
+    std::fprintf(stderr, "mdh: %s is not a usable parameter file (%s); not a start\n",
+                 file.string().c_str(), e.what());
+    return std::nullopt;
+  }
 }
 
 // `comp`: a computation, or a pair of mdh::fuse (tuned as one kernel; the result's and the
@@ -179,18 +236,24 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
   }
   atf::tuner t;
   t.technique(make_technique(opt.technique)).seed(opt.seed).progress(opt.progress);
+  std::optional<std::filesystem::path> aside;
+  if (!opt.log.empty()) {
+    if (opt.log.has_parent_path()) std::filesystem::create_directories(opt.log.parent_path());
+    aside = set_aside_foreign_log(opt.log, space.hash());
+    t.log_file(opt.log);
+  }
   if (opt.start_configurations) {
+    // what earlier runs found first (the parameter file, the best of a log set aside for another
+    // space: those still in this space), then the generic starts
     std::vector<atf::configuration> starts;
+    if (auto f = parameter_file_start(opt.parameter_file, c, sizes)) starts.push_back(*f);
+    if (aside)
+      for (auto& b : best_of_log(*aside, 8)) starts.push_back(std::move(b));
     for (auto& s : start_configurations(c, sizes, limits))
       starts.push_back(to_space_configuration(s, c, sizes));
     t.start_with(std::move(starts));
   }
   if (limited) t.abort_when(stop);
-  if (!opt.log.empty()) {
-    if (opt.log.has_parent_path()) std::filesystem::create_directories(opt.log.parent_path());
-    set_aside_foreign_log(opt.log, space.hash());
-    t.log_file(opt.log);
-  }
   // The default configuration is measured too, so a tuned record is never worse than running
   // untuned (short runs on some devices, e.g. CPUs through PoCL, may not beat it).
   double default_cost = std::numeric_limits<double>::infinity();

@@ -82,3 +82,82 @@ TEST_CASE("a tuning log of another search space is set aside, not lost or overwr
   CHECK_FALSE(fs::exists(dir / "missing.jsonl"));
   fs::remove_all(dir);
 }
+
+namespace {
+// The configuration of a log's first evaluation, as atf::configuration::key() writes it.
+std::string first_evaluated(const fs::path& log) {
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("configuration")) return atf::configuration::from_json(j["configuration"]).key();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a new log starts from what earlier runs found: the parameter file, a set-aside log") {
+  static opencl::context ctx;
+  auto mm = ops::matmul();
+  auto n = mm.sizes(37, 29, 41);
+  auto dir = fs::temp_directory_path() / ("mdh_carry_over_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  tuning::opencl_target target(ctx);
+  const auto lim = target.limits();
+  // three valid points of the space (random: none of them a generic start)
+  auto space = tuning::make_search_space(mm.ir(), n, lim);
+  std::mt19937_64 rng(11);
+  std::vector<atf::configuration> pts;
+  while (pts.size() < 3) {
+    auto a = space.to_configuration(space.random_point(rng));
+    try {
+      lower::check(tuning::to_config(a, mm.ir(), n), mm.ir(), n, lim);
+      pts.push_back(a);
+    } catch (const mdh::error&) {
+    }
+  }
+  REQUIRE(pts[0].key() != pts[1].key());
+
+  // best_of_log: valid evaluations only, cheapest first, each once; a cut-short line is skipped
+  const fs::path old = dir / "old.jsonl";
+  {
+    std::ofstream o(old);
+    auto line = [&](const atf::configuration& c, double cost, bool valid) {
+      o << nlohmann::json{{"configuration", c.to_json()}, {"cost", cost}, {"valid", valid}}.dump()
+        << "\n";
+    };
+    o << R"({"atf_log":1,"space_hash":"0123abcd"})"
+      << "\n";
+    line(pts[0], 9.0, true);
+    line(pts[1], 2.0, true);
+    line(pts[2], 1.0, false);
+    line(pts[0], 5.0, true);
+    o << R"({"configuration":{"blk_0":1},"co)";
+  }
+  auto best = tuning::best_of_log(old, 8);
+  REQUIRE(best.size() == 2);
+  CHECK(best[0].key() == pts[1].key());
+  CHECK(best[1].key() == pts[0].key());
+  CHECK(tuning::best_of_log(old, 1).size() == 1);
+  CHECK(tuning::best_of_log(dir / "missing.jsonl", 8).empty());
+
+  tuning::tune_options opt;
+  opt.seconds = 0;
+  opt.evaluations = 1;
+  opt.progress = atf::progress_mode::off;
+  // a log of another space is set aside and its best is measured first
+  fs::copy_file(old, dir / "mm.log.jsonl");
+  opt.log = dir / "mm.log.jsonl";
+  tuning::tune(mm, n, target, opt);
+  CHECK(fs::exists(dir / "mm.log.jsonl.space-0123abcd"));
+  CHECK(first_evaluated(opt.log) == pts[1].key());
+  // an existing parameter file for this workload: its configuration first
+  tuning::parameter_record r{tuning::workload::of(mm.ir(), n), target.id(),
+                             tuning::to_config(pts[2], mm.ir(), n), 1.0};
+  tuning::write_parameter_file(dir / "mm.json", r);
+  opt.log = dir / "fresh.log.jsonl";
+  opt.parameter_file = dir / "mm.json";
+  tuning::tune(mm, n, target, opt);
+  CHECK(first_evaluated(opt.log) == pts[2].key());
+  fs::remove_all(dir);
+}
