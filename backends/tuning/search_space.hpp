@@ -198,8 +198,7 @@ inline void append_stage_parameters(std::vector<atf::tp>& ps, const ir::computat
 
   bool reduces = comp.has_reduction();
   if (reduces && limits.cuda) {
-    // warp shuffles (1) need the reduction threads as the lowest lanes: each reduction
-    // dimension with threads on x, and no ++ dimension after it with threads on x (lower::check)
+    // warp shuffles (1) need the reduction threads as the lowest lanes (the rule of lower::check)
     std::vector<std::string> deps;
     std::vector<bool> reduce;
     for (std::size_t d = 0; d < D; ++d) {
@@ -208,21 +207,15 @@ inline void append_stage_parameters(std::vector<atf::tp>& ps, const ir::computat
       reduce.push_back(comp.is_reduction(d) &&
                        comp.dims[d].combine != ir::combine_kind::prefix_sum);
     }
-    ps.emplace_back(prefix + "thr_combine", atf::set({int64_t{0}, int64_t{1}}),
-                    atf::constraint(deps, [deps, reduce](int64_t v, const atf::partial_config& c) {
-                      if (v == 0) return true;
-                      auto thr = [&](std::size_t d) { return c.get<int64_t>(deps[2 * d]); };
-                      auto on_x = [&](std::size_t d) {
-                        return c.get<int64_t>(deps[2 * d + 1]) == 0;
-                      };
-                      for (std::size_t r = 0; r < reduce.size(); ++r) {
-                        if (!reduce[r] || thr(r) == 1) continue;
-                        if (!on_x(r)) return false;
-                        for (std::size_t e = r + 1; e < reduce.size(); ++e)
-                          if (!reduce[e] && on_x(e) && thr(e) > 1) return false;
-                      }
-                      return true;
-                    }));
+    ps.emplace_back(
+        prefix + "thr_combine", atf::set({int64_t{0}, int64_t{1}}),
+        atf::constraint(deps, [deps, reduce](int64_t v, const atf::partial_config& c) {
+          return v == 0 ||
+                 !lower::detail::shuffle_lane_violation(reduce.size(), [&](std::size_t d) {
+                   return lower::detail::lane_dim{reduce[d], c.get<int64_t>(deps[2 * d]),
+                                                  c.get<int64_t>(deps[2 * d + 1]) == 0};
+                 });
+        }));
   } else {
     ps.emplace_back(prefix + "thr_combine", atf::set({int64_t{0}}));
   }

@@ -2,6 +2,7 @@
 // check(): rejects a configuration that breaks a constraint, naming the parameter and the rule.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,29 @@ inline bool accesses_share_coefficients(const ir::buffer& b) {
     for (std::size_t k = 0; k < b.rank; ++k)
       if (a.index[k].coeff != b.accesses[0].index[k].coeff) return false;
   return true;
+}
+
+// Warp shuffles need the reduction threads as the lowest lanes: every reduction dimension with
+// threads on the x axis, and no other dimension after it with threads on x. `dim(d)` gives
+// dimension d of `count` as {reduces, threads, on x}. Returns the first reduction dimension
+// (innermost first) that breaks the rule. Shared by check() and the tuner's search space.
+struct lane_dim {
+  bool reduce = false;
+  std::int64_t thr = 1;
+  bool on_x = false;
+};
+template <class Dim>
+std::optional<std::size_t> shuffle_lane_violation(std::size_t count, const Dim& dim) {
+  for (std::size_t r = count; r-- > 0;) {
+    const lane_dim x = dim(r);
+    if (!x.reduce || x.thr == 1) continue;
+    if (!x.on_x) return r;
+    for (std::size_t e = r + 1; e < count; ++e) {
+      const lane_dim y = dim(e);
+      if (!y.reduce && y.on_x && y.thr > 1) return r;
+    }
+  }
+  return std::nullopt;
 }
 
 inline bool atomic_supported(const ir::computation& c, const device_limits& l) {
@@ -160,16 +184,13 @@ inline void check(const config& cfg, const ir::computation& comp,
     if (!limits.cuda)
       violated("thr_combine", "warp shuffles need a CUDA device", "device " + limits.name);
     // The reduction threads must be the lowest lanes: on x, fastest.
-    std::int64_t expect = 1;
-    std::vector<std::size_t> red;
-    for (std::size_t d = p.dims.size(); d-- > 0;)
-      if (p.dims[d].role == dim_role::reduce && p.dims[d].thr > 1) red.push_back(d);
-    for (auto d : red) {
-      if (p.dims[d].thr_axis != 0 || p.dims[d].thr_stride != expect)
-        violated("thr_map_" + std::to_string(d), "warp shuffle: reduction threads fastest on x",
-                 "dimension '" + p.dims[d].name + "' must map to x below every ++ dimension");
-      expect *= p.dims[d].thr;
-    }
+    auto bad = detail::shuffle_lane_violation(p.dims.size(), [&](std::size_t d) {
+      return detail::lane_dim{p.dims[d].role == dim_role::reduce, p.dims[d].thr,
+                              p.dims[d].thr_axis == 0};
+    });
+    if (bad)
+      violated("thr_map_" + std::to_string(*bad), "warp shuffle: reduction threads fastest on x",
+               "dimension '" + p.dims[*bad].name + "' must map to x below every ++ dimension");
     // More than a warp: whole warps, their totals combined by one warp (two levels).
     if ((p.red_threads & (p.red_threads - 1)) != 0 ||
         p.red_threads > std::int64_t(limits.warp_size) * limits.warp_size)
