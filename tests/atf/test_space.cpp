@@ -296,10 +296,11 @@ TEST_CASE("huge spaces have exact sizes beyond 64 bits") {
   CHECK(c.get<std::int64_t>("x0") == 10);
 }
 
+// The published spaces ship with the tests (tests/atf/spaces/, README there names their origin).
+const std::filesystem::path published_spaces = MDH_TEST_SPACES_DIR;
+
 TEST_CASE("the five published spaces have their published counts") {
-  const char* dir = std::getenv("MDH_SHARED_DIR");
-  REQUIRE_MESSAGE(dir != nullptr, "MDH_SHARED_DIR is not set");
-  const std::filesystem::path spaces = std::filesystem::path(dir) / "spaces";
+  const std::filesystem::path& spaces = published_spaces;
   REQUIRE_MESSAGE(std::filesystem::is_directory(spaces), "missing " << spaces.string());
   const std::map<std::string, std::uint64_t> expected = {{"dedispersion", 11130},
                                                          {"hotspot", 349853},
@@ -325,9 +326,7 @@ TEST_CASE("the five published spaces have their published counts") {
 }
 
 TEST_CASE("space generation in parallel equals sequential") {
-  const char* dir = std::getenv("MDH_SHARED_DIR");
-  REQUIRE(dir != nullptr);
-  auto d = atf::read_space_file(std::filesystem::path(dir) / "spaces" / "hotspot.json");
+  auto d = atf::read_space_file(published_spaces / "hotspot.json");
   atf::space_options one, four;
   one.threads = 1;
   four.threads = 4;
