@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Times the construction of the published search spaces by python-constraint2, Kernel Tuner and
-pyATF (construction = every valid configuration enumerable by index). Prints one JSON line per
-(tool, space): {"tool", "space", "count", "seconds"} or {"tool", "space", "error"}."""
+pyATF (construction = every valid configuration enumerable by index), each exactly REPEATS times.
+Usage: construction_peers.py SPACES_DIR [TOOLS] [REPEATS]. Prints one JSON line per (tool, space):
+{"tool", "space", "count", "seconds" (best), "median", "runs"} or {"tool", "space", "error"}."""
 import json
+import statistics
 import sys
 import time
 import traceback
@@ -60,19 +62,22 @@ TOOLS = {"python-constraint2": pc_build, "kernel_tuner": kt_build, "pyatf": pyat
 def main():
     spaces_dir = sys.argv[1]
     tools = sys.argv[2].split(",") if len(sys.argv) > 2 else list(TOOLS)
-    budget = float(sys.argv[3]) if len(sys.argv) > 3 else 20.0  # seconds of repeats per case
+    # as many runs as atf's space_construction --repeats: best and median of the same number
+    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    if repeats < 1:
+        sys.exit("repeats must be at least 1, not %d" % repeats)
     for space in SPACES:
         spec = json.load(open("%s/%s.json" % (spaces_dir, space)))
         for tool in tools:
             rec = {"tool": tool, "space": space}
             try:
-                best, total, runs = float("inf"), 0.0, 0
-                while runs < 3 and (runs == 0 or total < budget):
+                times = []
+                for _ in range(repeats):
                     t0 = time.perf_counter()
                     count = TOOLS[tool](spec)
-                    dt = time.perf_counter() - t0
-                    best, total, runs = min(best, dt), total + dt, runs + 1
-                rec.update(count=int(count), seconds=best, runs=runs)
+                    times.append(time.perf_counter() - t0)
+                rec.update(count=int(count), seconds=min(times), median=statistics.median(times),
+                           runs=len(times))
             except Exception as e:  # report honestly, keep going
                 rec["error"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
                 traceback.print_exc(file=sys.stderr)
