@@ -50,14 +50,19 @@ struct space_options {
 namespace detail {
 inline std::string name(const char* stem, std::size_t k) { return lower::param_name(stem, k); }
 
+// Both stop at 2^62: doubling past it overflows (sizes near INT64_MAX used to loop forever).
+inline constexpr std::int64_t largest_power_of_two = std::int64_t(1) << 62;
 inline std::vector<std::int64_t> powers_of_two_upto(std::int64_t hi) {
   std::vector<std::int64_t> v;
-  for (std::int64_t p = 1; p <= hi; p *= 2) v.push_back(p);
+  for (std::int64_t p = 1; p <= hi; p *= 2) {
+    v.push_back(p);
+    if (p == largest_power_of_two) break;
+  }
   return v;
 }
 inline std::int64_t pow2_ceil(std::int64_t n) {
   std::int64_t p = 1;
-  while (p < n) p *= 2;
+  while (p < n && p < largest_power_of_two) p *= 2;
   return p;
 }
 }  // namespace detail
