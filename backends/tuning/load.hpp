@@ -8,6 +8,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <mdh/lower/check.hpp>
 #include <mdh/lower/config.hpp>
@@ -22,6 +23,9 @@ struct basic_configuration_choice {
   Config config;
   std::optional<parameter_record> record;  // empty: the default configuration
   std::string origin;                      // the parameter file, or "default configuration"
+  // Files in the folder meant for this workload that could not be used, each with its reason
+  // (find_parameters); when not empty and `record` is, the default configuration replaced them.
+  std::vector<std::string> unusable;
 };
 using configuration_choice = basic_configuration_choice<lower::config>;
 using fused_configuration_choice = basic_configuration_choice<lower::fused_config>;
@@ -41,7 +45,7 @@ auto choose_configuration(const IR& c, const std::vector<std::int64_t>& sizes,
                           const lower::device_limits& limits, std::ostream* warn = &std::cerr) {
   workload w = workload::of(c, sizes);
   basic_configuration_choice<decltype(lower::default_config(c, sizes))> choice;
-  choice.record = find_parameters(params, w, dev);
+  choice.record = find_parameters(params, w, dev, &choice.unusable);
   if (choice.record) {
     choice.origin = params.string();
     try {
@@ -56,7 +60,14 @@ auto choose_configuration(const IR& c, const std::vector<std::int64_t>& sizes,
   }
   choice.config = lower::default_config(c, sizes);
   choice.origin = "default configuration";
-  if (warn)
+  if (warn && !choice.unusable.empty()) {
+    for (auto& why : choice.unusable) *warn << why << "\n";  // "mdh: parameter file '...': ..."
+    *warn << "mdh: no usable parameter file for " << c.name << " " << mdh::to_string(sizes)
+          << " on " << dev.name << " (" << dev.backend << ") in '" << params.string() << "' ("
+          << (choice.unusable.size() == 1 ? "the file above cannot" : "the files above cannot")
+          << " be used): using the default configuration; tune again with: mdh-tune tune " << c.name
+          << " --sizes " << sizes_arg(sizes) << " --out " << params.string() << "\n";
+  } else if (warn)
     *warn << "mdh: no parameter file for " << c.name << " " << mdh::to_string(sizes) << " on "
           << dev.name << " (" << dev.backend << ") in '" << params.string()
           << "': using the default configuration; tune it with: mdh-tune tune " << c.name

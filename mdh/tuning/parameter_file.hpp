@@ -171,14 +171,33 @@ inline std::string file_name(const workload& w) {
   return s + ".json";
 }
 
+// Whether the file at `p` says it is a parameter file ("format": "mdh-parameters/..."), whatever
+// else it holds.
+inline bool declares_parameter_format(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.contains("format") && j["format"].is_string() &&
+         j["format"].get<std::string>().rfind("mdh-parameters", 0) == 0;
+}
+
 // Finds the record for (workload, device) in a file or a folder of *.json files. A folder is
 // searched and records for other workloads/devices are skipped; an explicit file that does not
-// fit is an error naming the file and the field.
-inline std::optional<parameter_record> find_parameters(const std::filesystem::path& where,
-                                                       const workload& w, const device_id& d) {
+// fit, cannot be read or does not exist (a path ending in .json) is an error naming the file and
+// the field. A folder that does not exist holds nothing. In a folder, a file that is meant to be
+// a parameter file - it has this workload's file name (file_name) or declares the parameter
+// format - but cannot be read is passed over with its reason added to `unusable` (when given):
+// other JSON (logs, notes) may share the folder and is passed over silently.
+inline std::optional<parameter_record> find_parameters(
+    const std::filesystem::path& where, const workload& w, const device_id& d,
+    std::vector<std::string>* unusable = nullptr) {
   namespace fs = std::filesystem;
-  if (!fs::exists(where)) return std::nullopt;
-  if (fs::is_regular_file(where)) {
+  std::error_code ec;
+  if (!fs::exists(where, ec)) {
+    if (where.extension() == ".json")
+      throw error("parameter file '" + where.string() + "' does not exist");
+    return std::nullopt;
+  }
+  if (!fs::is_directory(where, ec)) {
     auto r = read_parameter_file(where);
     if (auto why = mismatch(r, w, d); !why.empty())
       throw error("parameter file '" + where.string() + "' does not fit: " + why);
@@ -193,8 +212,10 @@ inline std::optional<parameter_record> find_parameters(const std::filesystem::pa
     parameter_record r;
     try {
       r = read_parameter_file(f);
-    } catch (const error&) {
-      continue;  // not a parameter file (logs and other JSON may share the folder)
+    } catch (const error& e) {
+      if (unusable && (f.filename() == file_name(w) || declares_parameter_format(f)))
+        unusable->push_back(e.what());
+      continue;
     }
     if (mismatch(r, w, d).empty() && (!best || r.cost < best->cost)) best = r;
   }

@@ -63,6 +63,25 @@ TEST_CASE("parameter files round-trip and are found for their workload and devic
   CHECK_THROWS_WITH_AS(tuning::find_parameters(dir / "other_size.json", w, h200),
                        doctest::Contains("other_size.json' does not fit: workload.sizes"),
                        mdh::error);
+  // a mistyped explicit file is an error, not "no parameter file"
+  CHECK_THROWS_WITH_AS(tuning::find_parameters(dir / "mistyped.json", w, h200),
+                       doctest::Contains("mistyped.json' does not exist"), mdh::error);
+}
+
+TEST_CASE("a corrupt file named for the workload in a folder is reported, other JSON is not") {
+  auto dir = fresh_dir("corrupt_in_folder");
+  auto mm = matmul();
+  auto w = tuning::workload::of(mm.ir(), {64, 64, 32});
+  tuning::device_id h200{"cuda", "NVIDIA H200", "9.0"};
+  std::ofstream(dir / tuning::file_name(w)) << "{ \"format\": \"mdh-parameters/1\", cut";
+  std::ofstream(dir / "declares.json") << "{\"format\": \"mdh-parameters/1\"}";
+  std::ofstream(dir / "notes.json") << "{\"hello\": 1}";
+  std::ofstream(dir / "x.log.json") << "not json at all";
+  std::vector<std::string> unusable;
+  CHECK_FALSE(tuning::find_parameters(dir, w, h200, &unusable));
+  REQUIRE(unusable.size() == 2);
+  CHECK(unusable[0].find("declares.json': missing field 'library_version'") != std::string::npos);
+  CHECK(unusable[1].find(tuning::file_name(w) + "': not valid JSON") != std::string::npos);
 }
 
 TEST_CASE("malformed parameter files name the file and the field") {
