@@ -15,6 +15,7 @@
 #include <atf/expr.hpp>
 #include <atf/expression_parser.hpp>
 #include <atf/log.hpp>
+#include <atf/log_lock.hpp>
 #include <atf/parameter_file.hpp>
 #include <atf/process_cost.hpp>
 #include <atf/range.hpp>
