@@ -43,6 +43,16 @@ class invalid_configuration : public std::runtime_error {
   std::string category_;
 };
 
+// Throw this from a stage when the failure is not the configuration's: a compiler process out of
+// resources, a kernel cache that lost a race, a device that went away. The evaluation is neither
+// logged nor counted: its point stays unseen (a later ask may evaluate it again), the tuner
+// reports the failure (tuning_result::infrastructure_failures) and stops after
+// tuner::max_infrastructure_failures of them in a row.
+class infrastructure_failure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct evaluator {
   using prepare_fn = std::function<std::any(const configuration&)>;
   using measure_fn = std::function<double(const configuration&, std::any&, std::size_t worker)>;
@@ -91,6 +101,7 @@ struct evaluation {
   double cost = 0;
   std::string invalidity = "correct";  // T4 category
   std::string error;                   // reason when invalid
+  bool infrastructure = false;         // failed for a reason not the configuration's: not logged
   double prepare_s = 0, measure_s = 0;
   std::size_t worker = 0;
 };
@@ -117,6 +128,8 @@ stage_outcome run_stage(F f, std::chrono::duration<double> timeout, R& out) {
       std::rethrow_exception(ep);
     } catch (const invalid_configuration& e) {
       o.error = e.what(), o.category = e.category();
+    } catch (const infrastructure_failure& e) {
+      o.error = e.what(), o.category = "infrastructure";
     } catch (const std::exception& e) {
       o.error = e.what();
     } catch (...) {
@@ -372,6 +385,7 @@ class pipeline {
     e.valid = false;
     e.cost = std::numeric_limits<double>::infinity();
     e.invalidity = o.category.empty() ? category : o.category;
+    e.infrastructure = o.category == "infrastructure";
     e.error = std::string(stage) + ": " + o.error;
     e.prepare_s = j.partial.prepare_s;
     return e;

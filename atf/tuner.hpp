@@ -10,6 +10,7 @@
 #include <atf/error.hpp>
 #include <atf/evaluator.hpp>
 #include <atf/log.hpp>
+#include <atf/log_lock.hpp>
 #include <atf/progress.hpp>
 #include <atf/search/auc_bandit.hpp>
 #include <atf/search/technique.hpp>
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <concepts>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -56,6 +58,10 @@ struct tuning_result {
   std::uint64_t starts_evaluated = 0;  // start configurations measured in this session
   std::uint64_t starts_skipped = 0;    // start configurations not in the search space
   std::vector<std::string> skipped_starts;  // "{configuration}: reason" for each of those
+  // Evaluations that failed for reasons not the configuration's (infrastructure_failure): never
+  // logged nor counted above; the last one's reason.
+  std::uint64_t infrastructure_failures = 0;
+  std::string last_infrastructure_failure;
   // Compiles the stop left running: they finish unmeasured; the last copy of this waits for them.
   background_work background;
 
@@ -73,6 +79,12 @@ struct tuning_result {
             {"space_hash", space_hash}};
   }
 };
+
+// An evaluation that failed for a reason not the configuration's (infrastructure_failure) is
+// tried again this many times; after max_infrastructure_failures of them in a row (nothing else
+// finished between them) the run stops: the machinery is broken, not the configurations.
+inline constexpr int max_infrastructure_retries = 2;
+inline constexpr std::uint64_t max_infrastructure_failures = 5;
 
 class tuner {
  public:
@@ -94,12 +106,20 @@ class tuner {
     seed_ = s;
     return *this;
   }
-  tuner& log_file(std::filesystem::path p) {
+  // The run takes the log's lock (atf::log_lock) for its whole length: a second tuner on the same
+  // log fails at once. `held`: the caller has taken it already (e.g. to move an old log aside).
+  tuner& log_file(std::filesystem::path p, std::shared_ptr<const log_lock> held = nullptr) {
     log_ = std::move(p);
+    held_lock_ = std::move(held);
     return *this;
   }
   tuner& progress(progress_mode m) {
     progress_ = m;
+    return *this;
+  }
+  // The cost's unit ("us"), shown with the best cost on the progress line.
+  tuner& cost_unit(std::string unit) {
+    unit_ = std::move(unit);
     return *this;
   }
   // Known-good configurations, evaluated first (unless already in the log); the technique then
@@ -128,7 +148,9 @@ class tuner {
   std::optional<abort::condition> abort_;
   std::optional<std::uint64_t> seed_;
   std::optional<std::filesystem::path> log_;
+  std::shared_ptr<const log_lock> held_lock_;
   progress_mode progress_ = progress_mode::automatic;
+  std::string unit_;
   std::function<void(const evaluation&)> on_eval_;
   std::vector<configuration> starts_;
   bool fill_idle_ = true;
@@ -187,6 +209,8 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   // Resume: read the whole log first; a bad log throws before anything is written.
   std::unique_ptr<log_writer> writer;
   std::optional<std::uint64_t> logged_seed;
+  std::shared_ptr<const log_lock> lock = held_lock_;
+  if (log_ && !lock) lock = std::make_shared<const log_lock>(*log_);
   if (log_) {
     std::error_code ec;
     const bool exists =
@@ -234,7 +258,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   }
 
   detail::pipeline pipe(ev);
-  detail::progress_line bar(progress_);
+  detail::progress_line bar(progress_, unit_);
   technique_->initialize(space, res.seed);
   std::mt19937_64 escape_rng(res.seed ^ 0x9e3779b97f4a7c15ull);
   const std::size_t cap = std::max<std::size_t>(1, pipe.capacity());
@@ -252,9 +276,14 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
                force);
   };
   bool stopped = false;  // should_stop() has said so
+  std::uint64_t infrastructure_in_a_row = 0;
   auto should_stop = [&] {
     tick();
-    if (abort_ && abort_->stop(st))
+    if (infrastructure_in_a_row >= max_infrastructure_failures)
+      res.stop_reason = "infrastructure failures: " + std::to_string(infrastructure_in_a_row) +
+                        " evaluations in a row failed for reasons not the configuration's (last: " +
+                        res.last_infrastructure_failure + ")";
+    else if (abort_ && abort_->stop(st))
       res.stop_reason = "abort condition " + abort_->describe();
     else if (index_t(st.evaluations) >= space.size())
       res.stop_reason = "search space exhausted";
@@ -276,13 +305,29 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     pending.insert(p);
     pipe.submit(submitted++, space.to_configuration(p));
   };
-  // Records and logs a finished evaluation; returns its point.
-  auto take = [&](evaluation e) -> point {
+  // Records and logs a finished evaluation; returns its point. An infrastructure failure is
+  // not recorded: its point is submitted again (nothing returned) or, after its retries, returned
+  // unseen.
+  std::unordered_map<point, int, point_hash> infrastructure_tries;
+  auto take = [&](evaluation e) -> std::optional<point> {
     tick();
     auto it = jobs.find(e.id);
     point p = std::move(it->second);
     jobs.erase(it);
     pending.erase(p);
+    if (e.infrastructure) {
+      ++res.infrastructure_failures, ++infrastructure_in_a_row;
+      res.last_infrastructure_failure = e.error;
+      const bool again = !stopped && ++infrastructure_tries[p] <= max_infrastructure_retries &&
+                         infrastructure_in_a_row < max_infrastructure_failures;
+      std::fprintf(stderr, "\natf: %s\natf: not the configuration's failure: not logged, %s\n",
+                   e.error.c_str(), again ? "trying again" : "not counted");
+      show();
+      if (!again) return p;
+      submit(p);
+      return std::nullopt;
+    }
+    infrastructure_in_a_row = 0;
     record(e.config, p, e.valid, e.cost);
     ++res.measured;
     if (writer) writer->append(log_record(e, st.elapsed_s));
@@ -295,7 +340,8 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   // when the next compile happens to finish.
   auto receive = [&]() -> std::optional<point> {
     for (;;) {
-      if (auto e = pipe.next_for(std::chrono::milliseconds(20))) return take(std::move(*e));
+      if (auto e = pipe.next_for(std::chrono::milliseconds(20)))
+        if (auto p = take(std::move(*e))) return p;
       if (should_stop()) return std::nullopt;
       show();
     }
@@ -420,7 +466,10 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     if (!evaluate_within_budget(todo, true)) break;
     std::vector<double> costs;
     costs.reserve(batch.size());
-    for (const auto& p : batch) costs.push_back(seen.at(p));
+    for (const auto& p : batch) {  // a point lost to an infrastructure failure: invalid for now
+      auto known = seen.find(p);
+      costs.push_back(known != seen.end() ? known->second : search::invalid_cost);
+    }
     technique_->tell(costs);
     // A technique that only re-proposes known points gets help: one unseen point at random.
     if (todo.empty() && ++stuck >= 50) {

@@ -13,6 +13,14 @@ class error : public std::runtime_error {
   explicit error(const std::string& what) : std::runtime_error("mdh: " + what) {}
 };
 
+// The machinery failed, not the input: a compiler process out of memory or resources, a kernel
+// cache that lost a race with another process. Trying again may succeed; a tuner never counts it
+// against the configuration it was compiling.
+class infrastructure_error : public error {
+ public:
+  using error::error;
+};
+
 // An internal invariant broke: a bug in mdh, not in the caller's input.
 class internal_error : public std::logic_error {
  public:

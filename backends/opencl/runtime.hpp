@@ -32,6 +32,25 @@ inline void check(cl_int rc, const char* call) {
     throw error(std::string(call) + " failed with OpenCL error " + std::to_string(rc));
 }
 #define MDH_CL(call) ::mdh::opencl::detail::check((call), #call)
+
+// Whether a failed clBuildProgram is the implementation's failure rather than the program's: the
+// compiler ran out of memory or resources, or could not write its files (PoCL's kernel cache,
+// shared by every process of the user, lost a race: "unable to rename temporary ... to output
+// file"; an unusable POCL_CACHE_DIR). A program's own errors come with a compiler diagnostic
+// ("error: <file>:<line>:<column>: ..."); a build log without one is the implementation's too.
+inline bool build_failure_is_infrastructure(cl_int rc, const std::string& log) {
+  if (rc == CL_OUT_OF_RESOURCES || rc == CL_OUT_OF_HOST_MEMORY || rc == CL_COMPILER_NOT_AVAILABLE)
+    return true;
+  for (const char* sign : {"unable to rename temporary", "unable to open output file",
+                           "No space left on device", "Cannot allocate memory", "out of memory",
+                           "Too many open files", "Resource temporarily unavailable", "mkstemp"})
+    if (log.find(sign) != std::string::npos) return true;
+  return log.find("error:") == std::string::npos;
+}
+
+// How often a build that failed is tried: a failure of the implementation (above) up to this
+// many times, a program's error twice (a second, identical log confirms it).
+inline constexpr int build_attempts = 3;
 }  // namespace detail
 
 // One OpenCL device with its context and an in-order queue. MDH_OPENCL_DEVICE=<n> picks the
@@ -99,32 +118,49 @@ class context {
   }
 
   // Builds (or finds in the cache) the program for this source; errors carry the build log and
-  // the path of the dumped source.
+  // the path of the dumped source. A failed build is tried again (detail::build_attempts); one
+  // that is not the program's fault throws mdh::infrastructure_error, a program's error
+  // mdh::error. Builds are serialised: PoCL's compiler is not safe to run twice at once in a
+  // process, and its kernel cache is shared with other processes (the retry covers those).
   cl_program build(const std::string& src, const std::string& name) {
     std::lock_guard lock(mutex_);
     auto it = programs_.find(src);
     if (it != programs_.end()) return it->second;
     const char* text = src.c_str();
     std::size_t len = src.size();
-    cl_int rc;
-    cl_program prog = clCreateProgramWithSource(ctx_, 1, &text, &len, &rc);
-    detail::check(rc, "clCreateProgramWithSource");
-    rc = clBuildProgram(prog, 1, &device_, "-cl-std=CL1.2", nullptr, nullptr);
-    if (rc != CL_SUCCESS) {
+    std::string first_log;
+    for (int attempt = 1;; ++attempt) {
+      cl_int rc;
+      cl_program prog = clCreateProgramWithSource(ctx_, 1, &text, &len, &rc);
+      detail::check(rc, "clCreateProgramWithSource");
+      rc = clBuildProgram(prog, 1, &device_, "-cl-std=CL1.2", nullptr, nullptr);
+      if (rc == CL_SUCCESS) {
+        programs_[src] = prog;
+        return prog;
+      }
       std::size_t n = 0;
       clGetProgramBuildInfo(prog, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
       std::string log(n, '\0');
       clGetProgramBuildInfo(prog, device_, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
       clReleaseProgram(prog);
+      const bool infrastructure = detail::build_failure_is_infrastructure(rc, log);
+      if (attempt == 1) first_log = log;
+      // A program's own error repeats word for word; anything else is worth another try.
+      const bool confirmed = !infrastructure && attempt >= 2 && log == first_log;
+      if (!confirmed && attempt < detail::build_attempts) continue;
       std::string dir = lower::dump_dir().empty()
                             ? (std::filesystem::temp_directory_path() / "mdh").string()
                             : lower::dump_dir();
       std::string path = lower::write_text_file(dir, name + ".cl", src);
+      if (!confirmed)
+        throw infrastructure_error("OpenCL build of " + name + " failed " +
+                                   std::to_string(attempt) + " times (error " + std::to_string(rc) +
+                                   ") for a reason that is not the program's (the compiler's "
+                                   "resources or files, e.g. its kernel cache), source in " +
+                                   path + ":\n" + log);
       throw error("OpenCL build of " + name + " failed (error " + std::to_string(rc) +
                   "), source in " + path + ":\n" + log);
     }
-    programs_[src] = prog;
-    return prog;
   }
 
  private:

@@ -15,6 +15,7 @@
 #include <atf/evaluator.hpp>
 #include <backends/opencl/runtime.hpp>
 #include <backends/tuning/load.hpp>
+#include <backends/tuning/workload_memory.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 #include <mdh/tuning/verify.hpp>
@@ -29,6 +30,15 @@ class opencl_target {
   device_id id() const { return {"opencl", limits_.name, ""}; }
   lower::device_limits limits() const { return limits_; }
   std::size_t workers() const { return 1; }
+  device_memory memory() const {
+    cl_ulong global = 0, max_alloc = 0;
+    cl_device_type type = 0;
+    clGetDeviceInfo(ctx_->device(), CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, nullptr);
+    clGetDeviceInfo(ctx_->device(), CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc,
+                    nullptr);
+    clGetDeviceInfo(ctx_->device(), CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+    return {std::uint64_t(global), std::uint64_t(max_alloc), (type & CL_DEVICE_TYPE_CPU) != 0};
+  }
 
   // `c`: the computation, or a fused pair (its tolerance follows the first stage's reduction).
   template <class IR>
@@ -44,6 +54,8 @@ class opencl_target {
   std::any prepare(lower::kernel_plan plan) {
     try {
       return std::make_shared<opencl::program>(*ctx_, std::move(plan));
+    } catch (const infrastructure_error& e) {  // not the configuration's: never logged invalid
+      throw atf::infrastructure_failure(e.what());
     } catch (const error& e) {
       throw atf::invalid_configuration("compile", e.what());
     }

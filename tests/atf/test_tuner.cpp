@@ -422,3 +422,61 @@ TEST_CASE("a time stop drops what has not started measuring and returns on time"
   CHECK(again.evaluations == r.evaluations + 3);
   std::filesystem::remove(log);
 }
+
+TEST_CASE("an infrastructure failure is retried, never logged nor counted as invalid") {
+  auto space = small_space();
+  const auto log = temp_path("infrastructure.jsonl");
+  std::atomic<int> failures_left{atf::max_infrastructure_retries};
+  atf::evaluator ev(
+      [&](const atf::configuration& c) {
+        // the first compiles of the optimum lose a race with another process
+        if (c.get<std::int64_t>("x") == 12 && c.get<std::int64_t>("y") == 4 &&
+            failures_left.fetch_sub(1) > 0)
+          throw atf::infrastructure_failure("kernel cache: unable to rename temporary file");
+        if (c.get<std::int64_t>("x") == 7) throw atf::invalid_configuration("compile", "bad");
+      },
+      [](const atf::configuration& c, std::any&) { return cost_of(c); }, 2);
+  atf::tuner t;
+  t.technique(atf::search::exhaustive{}).log_file(log).progress(atf::progress_mode::off);
+  t.start_with({space.to_configuration(
+      *space.find(atf::configuration::from_json(nlohmann::json{{"x", 12}, {"y", 4}})))});
+  auto r = t.tune(space, ev);
+  CHECK(r.infrastructure_failures == std::uint64_t(atf::max_infrastructure_retries));
+  CHECK(r.last_infrastructure_failure.find("unable to rename") != std::string::npos);
+  CHECK(atf::index_t(r.evaluations) == space.size());  // every point once, the optimum too
+  CHECK(r.best_cost == 1.0);                           // measured at its last try
+  const auto lines = lines_of(log);
+  CHECK(lines.size() == std::size_t(space.size()) + 1);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    auto j = nlohmann::json::parse(lines[i]);
+    CHECK(j["invalidity"] != "infrastructure");
+    if (j["configuration"]["x"] == 12 && j["configuration"]["y"] == 4) CHECK(j["valid"] == true);
+  }
+}
+
+TEST_CASE("infrastructure failures in a row stop the run with the reason") {
+  auto space = small_space();
+  atf::tuner t;
+  t.technique(atf::search::random{}).seed(3).progress(atf::progress_mode::off);
+  auto r = t.tune(space, [](const atf::configuration&) -> double {
+    throw atf::infrastructure_failure("compiler out of memory");
+  });
+  CHECK(r.evaluations == 0);
+  CHECK(r.invalid == 0);
+  CHECK(r.infrastructure_failures == atf::max_infrastructure_failures);
+  CHECK(r.stop_reason.find("infrastructure failures") != std::string::npos);
+  CHECK(r.stop_reason.find("compiler out of memory") != std::string::npos);
+}
+
+TEST_CASE("one tuner per log: a second one fails at once, naming the log and the holder") {
+  auto space = small_space();
+  const auto log = temp_path("locked.jsonl");
+  atf::log_lock held(log);  // as another tuner's run would hold it
+  atf::tuner t;
+  t.log_file(log).progress(atf::progress_mode::off).abort_when(atf::abort::evaluations(3));
+  CHECK_THROWS_WITH_AS(t.tune(space, cost_of),
+                       doctest::Contains(log.string() + " is in use by another tuner (pid " +
+                                         std::to_string(::getpid()) + ","),
+                       atf::error);
+  CHECK_FALSE(std::filesystem::exists(log));  // nothing written
+}
