@@ -34,10 +34,10 @@ int main(int argc, char** argv) {
     opt.parameter_file = params / tuning::file_name(tuning::workload::of(matmul.ir(), n));
     opt.log = opt.parameter_file.string() + ".log.jsonl";
     auto result = tuning::tune(matmul, n, target, opt);
-    std::printf("\ntuned %s %s on %s: %.1f us after %llu evaluations -> %s\n",
-                matmul.name().c_str(), to_string(n).c_str(), target.id().name.c_str(),
-                result.record.cost, (unsigned long long)result.run.evaluations,
-                opt.parameter_file.c_str());
+    std::printf(
+        "\ntuned %s %s on %s with %llu evaluations: kept %s -> %s\n", matmul.name().c_str(),
+        to_string(n).c_str(), target.id().name.c_str(), (unsigned long long)result.run.evaluations,
+        result.record.tuning.value("chosen_because", "").c_str(), opt.parameter_file.c_str());
 
     // 3. Later (or in another program): load the parameter file and run the tuned kernel.
     auto choice =

@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" --target 01_quickstart
+cmake --build build -j "$jobs" --target 01_quickstart mdh-tune  # mdh-tune: the README's next step
 cd build/examples && ./01_quickstart "${1:-20}" params

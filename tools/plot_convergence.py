@@ -6,8 +6,12 @@ lines when given.
   python3 tools/plot_convergence.py LOG.jsonl [LOG2.jsonl ...] -o convergence.png \
       [--peer "cuBLAS=57.7" --peer "torch.compile=64.0"] [--title TEXT]
 
-Several logs are drawn as several curves (e.g. two techniques). Needs matplotlib
-(Debian: python3-matplotlib; scripts/setup.sh installs it)."""
+Several logs are drawn as several curves (e.g. two techniques). The parameter file beside a log
+(LOG without ".log.jsonl", or --params FILE for the first log) gives the default configuration's
+time, measured in the same run: it is drawn as a dotted line, marked "kept" when no evaluated
+configuration beat it and the parameter file holds the default ("chosen": "default"). Needs
+matplotlib (Debian: python3-matplotlib; scripts/setup.sh installs it)."""
+import os
 import argparse
 import json
 import sys
@@ -50,12 +54,31 @@ def read_log(path):
     return points
 
 
+def read_default(log_path, params_path=None):
+    """The default configuration's time and whether it was kept, from the parameter file of a
+    log; None when there is no such file (or it holds no default time)."""
+    path = params_path or (log_path[: -len(".log.jsonl")] if log_path.endswith(".log.jsonl") else None)
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            tuning = json.load(f).get("tuning", {})
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_convergence: {path}: not a parameter file ({e})")
+    cost = tuning.get("default_cost")
+    if not isinstance(cost, (int, float)) or cost != cost or cost == float("inf"):
+        return None
+    return float(cost), tuning.get("chosen") == "default"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("logs", nargs="+")
     ap.add_argument("-o", "--output", default="convergence.png")
     ap.add_argument("--peer", action="append", default=[], help="NAME=MICROSECONDS")
     ap.add_argument("--title", default="")
+    ap.add_argument("--params", default=None,
+                    help="the parameter file of the first log (default: beside the log)")
     args = ap.parse_args()
     try:
         import matplotlib
@@ -72,11 +95,23 @@ def main():
             sys.exit(f"plot_convergence: --peer '{p}' is not NAME=MICROSECONDS")
 
     fig, (ax_n, ax_t) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for path in args.logs:
+    for k, path in enumerate(args.logs):
         pts = read_log(path)
         label = path.rsplit("/", 1)[-1].replace(".log.jsonl", "")
-        ax_n.step([p[0] for p in pts], [p[2] for p in pts], where="post", label=label)
+        line, = ax_n.step([p[0] for p in pts], [p[2] for p in pts], where="post", label=label)
         ax_t.step([p[1] for p in pts], [p[2] for p in pts], where="post", label=label)
+        default = read_default(path, args.params if k == 0 else None)
+        if default is None:
+            continue
+        us, kept = default
+        text = f"default configuration {us:.2f} µs" + (": kept (no evaluation beat it)" if kept else "")
+        for ax, x in ((ax_n, pts[-1][0]), (ax_t, pts[-1][1])):
+            ax.axhline(us, linestyle=":", linewidth=1.2, color=line.get_color())
+            if kept:  # what the parameter file holds, at the end of the run
+                ax.plot([x], [us], marker="*", markersize=12, color=line.get_color(), zorder=5)
+            ax.annotate(text, (ax.get_xlim()[0], us), ha="left", va="bottom", fontsize=8,
+                        color=line.get_color())
+        print(f"plot_convergence: {path}: {text}")
     for name, us in peers:
         for ax in (ax_n, ax_t):
             ax.axhline(us, linestyle="--", linewidth=1, color="gray")

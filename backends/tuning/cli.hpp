@@ -11,22 +11,29 @@
 // Commands: list; tune OPERATOR --sizes ... [--time s] [--more s] [--evaluations n] [--technique t]
 // [--seed n] [--backend auto|cuda|opencl] [--out dir] [--log file] [--threads n]; run OPERATOR
 // --sizes ... [--params dir_or_file]. CUDA is used when MDH_WITH_CUDA is set and a GPU is present,
-// OpenCL (MDH_WITH_OPENCL) otherwise.
+// OpenCL (MDH_WITH_OPENCL) otherwise. `mdh-tune COMMAND --help` says what each option accepts.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <backends/tuning/any_target.hpp>
 #include <backends/tuning/load.hpp>
 #include <backends/tuning/tune.hpp>
+#include <backends/tuning/workload_memory.hpp>
 #include <expressions/catalog.hpp>
 #include <mdh/ir/print.hpp>
 #if MDH_WITH_CUDA
@@ -40,23 +47,87 @@ namespace mdh::tuning::cli {
 
 inline std::atomic<bool> interrupted{false};
 
-inline const char* usage =
+inline const char* usage_list =
     "usage: mdh-tune list\n"
-    "       mdh-tune tune OPERATOR --sizes N,N,... [--time SECONDS] [--more SECONDS]\n"
-    "                [--evaluations N]\n"
-    "                [--technique auc_bandit|random|exhaustive|annealing|de|pattern|torczon]\n"
-    "                [--seed N] [--backend auto|cuda|opencl] [--out DIR] [--log FILE] [--threads "
-    "N]\n"
-    "       mdh-tune run OPERATOR --sizes N,N,... [--params DIR_OR_FILE] [--backend ...]\n"
-    "Tuning writes DIR/<operator>_<hash>_<sizes>.json (default DIR: params) and logs every\n"
-    "evaluation to a JSON-lines file; running the same command again resumes from that log.\n"
-    "--time counts the log's earlier sessions too (default 60); --more S tunes S seconds more in\n"
-    "this session, whatever the log holds (alone, it replaces the default --time).\n";
+    "  Lists the operators with their dimensions and example sizes.\n";
+
+inline const char* usage_tune =
+    "usage: mdh-tune tune OPERATOR --sizes N,N,... [options]\n"
+    "  Tunes OPERATOR for these sizes and writes DIR/<operator>_<hash>_<sizes>.json; every\n"
+    "  evaluation goes to a JSON-lines log, and the same command again resumes from it.\n"
+    "  --sizes N,N,...   one whole number >= 1 per dimension (mdh-tune list shows them)\n"
+    "  --time S          seconds over every session of the log (a number > 0; default 60)\n"
+    "  --more S          S seconds more in this session, whatever the log holds (> 0); alone,\n"
+    "                    it replaces the default --time\n"
+    "  --evaluations N   at most N evaluations (a whole number >= 1); alone, no time limit\n"
+    "  --technique T     auc_bandit (default), random, exhaustive, annealing, de, pattern,\n"
+    "                    torczon\n"
+    "  --seed N          a whole number >= 0 (default 1)\n"
+    "  --backend B       auto (default), cuda or opencl\n"
+    "  --out DIR         where the parameter file goes (default params)\n"
+    "  --log FILE        the log (default DIR/<parameter file>.log.jsonl); one tuner at a time\n"
+    "  --threads N       compile threads (a whole number >= 1; default: all cores)\n"
+    "  Several budgets: whichever ends first. Ctrl-C stops after the measurements in progress\n"
+    "  and writes the best so far; before tuning starts (and a second Ctrl-C) it exits at once.\n";
+
+inline const char* usage_run =
+    "usage: mdh-tune run OPERATOR --sizes N,N,... [--params DIR_OR_FILE] [--backend B]\n"
+    "  Runs OPERATOR with the configuration of its parameter file (or the default one) and\n"
+    "  checks the result against the CPU reference.\n"
+    "  --sizes N,N,...      one whole number >= 1 per dimension\n"
+    "  --params DIR|FILE    a folder of parameter files (default params) or one file; a path\n"
+    "                       given here must exist\n"
+    "  --backend B          auto (default), cuda or opencl\n"
+    "  Exit codes: 0 ran and matched; 1 an error; 2 a usage error; 3 ran and matched with the\n"
+    "  default configuration because a parameter file for this workload could not be used\n"
+    "  (the warning names it and says why).\n";
+
+inline std::string usage() {
+  return std::string("usage: mdh-tune list\n") +
+         "       mdh-tune tune OPERATOR --sizes N,N,... [--time S] [--more S] [--evaluations N]\n"
+         "                [--technique T] [--seed N] [--backend B] [--out DIR] [--log FILE]\n"
+         "                [--threads N]\n"
+         "       mdh-tune run OPERATOR --sizes N,N,... [--params DIR_OR_FILE] [--backend B]\n"
+         "       mdh-tune COMMAND --help   (what each option accepts)\n";
+}
+
+inline std::string usage_of(const std::string& command) {
+  if (command == "list") return usage_list;
+  if (command == "tune") return usage_tune;
+  if (command == "run") return usage_run;
+  return usage();
+}
+
+// True once tune's search has begun: from then on a first Ctrl-C stops the run after the
+// measurements in progress and the best so far is written.
+inline std::atomic<bool> searching{false};
+
+// SIGINT/SIGTERM. Before the search (parsing, the search space, the CPU reference - minutes at
+// large sizes - and in `run`) there is nothing to keep: exit at once. During the search the
+// first one stops it cleanly; a second exits at once (the log keeps every finished evaluation).
+inline void on_signal(int sig) {
+  if (searching.load() && !interrupted.exchange(true)) return;
+  static const char before[] = "\nmdh-tune: interrupted\n";
+  static const char during[] =
+      "\nmdh-tune: interrupted again: exiting now; the log keeps every finished evaluation\n";
+  if (searching.load())
+    (void)!::write(STDERR_FILENO, during, sizeof during - 1);
+  else
+    (void)!::write(STDERR_FILENO, before, sizeof before - 1);
+  ::_exit(128 + sig);
+}
+
+// Set by parse(): the usage printed after an error.
+inline std::string current_command;
 
 [[noreturn]] inline void fail_usage(const std::string& why) {
-  std::cerr << "mdh-tune: " << why << "\n" << usage;
+  std::cerr << "mdh-tune: " << why << "\n" << usage_of(current_command);
   std::exit(2);
 }
+
+// The exit code of `run` when it ran with the default configuration because a parameter file
+// for this workload exists but cannot be used (documented in docs/parameter-files.md).
+inline constexpr int exit_unusable_parameter_file = 3;
 
 struct options {
   std::string command, op, backend = "auto", technique = "auc_bandit";
@@ -65,79 +136,119 @@ struct options {
   std::uint64_t evaluations = 0, seed = 1;
   std::size_t threads = 0;
   std::filesystem::path out = "params", log, params = "params";
-  bool seconds_given = false;
+  bool seconds_given = false, params_given = false;
 };
+
+// A whole number: digits only (no sign, point or exponent), within [min, max].
+inline std::uint64_t parse_whole(const std::string& flag, const std::string& s, std::uint64_t min,
+                                 std::uint64_t max, const std::string& what) {
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  const bool digits =
+      !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (!digits || end != s.data() + s.size()) fail_usage(flag + " '" + s + "' is not " + what);
+  if (ec == std::errc::result_out_of_range || n > max)
+    fail_usage(flag + " '" + s + "' is too large (at most " + std::to_string(max) + ")");
+  if (n < min) fail_usage(flag + " '" + s + "' is not " + what);
+  return n;
+}
 
 inline std::vector<std::int64_t> parse_sizes(const std::string& s) {
   std::vector<std::int64_t> v;
   std::size_t pos = 0;
-  while (pos <= s.size()) {
+  for (;;) {
     std::size_t comma = s.find(',', pos);
     std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    char* end = nullptr;
-    long long n = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || n < 1)
-      fail_usage("malformed --sizes '" + s + "': '" + part + "' is not a positive integer");
-    v.push_back(n);
+    v.push_back(std::int64_t(parse_whole("--sizes", part, 1,
+                                         std::uint64_t(std::numeric_limits<std::int64_t>::max()),
+                                         "a whole number >= 1 (in '" + s + "')")));
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   return v;
 }
 
-template <class T>
-T parse_number(const std::string& flag, const std::string& s) {
+// Seconds: a finite number > 0 ("0", "nan", "inf" and negatives are rejected).
+inline double parse_seconds(const std::string& flag, const std::string& s) {
   char* end = nullptr;
   double x = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || x < 0) fail_usage("malformed " + flag + " '" + s + "'");
-  return T(x);
+  if (s.empty() || *end != '\0' || !std::isfinite(x) || x <= 0)
+    fail_usage(flag + " '" + s +
+               "' is not a number of seconds > 0 (e.g. 60 or 0.5); for no time limit give "
+               "--evaluations N without --time");
+  return x;
+}
+
+// Options each command takes; the others are an error naming the command they belong to.
+inline bool option_of(const std::string& command, const std::string& flag) {
+  static const std::vector<std::string> tune_only = {
+      "--time", "--more", "--evaluations", "--technique", "--seed", "--out", "--log", "--threads"};
+  if (command == "list") return false;
+  if (flag == "--sizes" || flag == "--backend") return true;
+  if (command == "run") return flag == "--params";
+  return std::find(tune_only.begin(), tune_only.end(), flag) != tune_only.end();
 }
 
 inline options parse(int argc, char** argv) {
   options o;
   if (argc < 2) fail_usage("no command");
   o.command = argv[1];
-  if (o.command == "-h" || o.command == "--help") {
-    std::cout << usage;
+  if (o.command == "-h" || o.command == "--help" || o.command == "help") {
+    std::cout << usage() << "\n" << usage_tune << "\n" << usage_run;
     std::exit(0);
   }
   if (o.command != "list" && o.command != "tune" && o.command != "run")
-    fail_usage("unknown command '" + o.command + "'");
+    fail_usage("unknown command '" + o.command + "' (list, tune or run)");
+  current_command = o.command;
+  for (int k = 2; k < argc; ++k)
+    if (std::string a = argv[k]; a == "--help" || a == "-h") {
+      std::cout << usage_of(o.command);
+      std::exit(0);
+    }
   int k = 2;
   if (o.command != "list") {
     if (argc < 3 || argv[2][0] == '-') fail_usage("'" + o.command + "' needs an OPERATOR");
     o.op = argv[k++];
   }
+  const std::uint64_t max_count = std::uint64_t(std::numeric_limits<std::int64_t>::max());
   for (; k < argc; ++k) {
     std::string a = argv[k];
-    auto value = [&]() -> std::string {
-      if (k + 1 >= argc) fail_usage(a + " needs a value");
-      return argv[++k];
-    };
-    if (a == "--sizes")
-      o.sizes = parse_sizes(value());
-    else if (a == "--time")
-      o.seconds = parse_number<double>(a, value()), o.seconds_given = true;
-    else if (a == "--more")
-      o.more_seconds = parse_number<double>(a, value());
-    else if (a == "--evaluations")
-      o.evaluations = parse_number<std::uint64_t>(a, value());
-    else if (a == "--technique")
-      o.technique = value();
-    else if (a == "--seed")
-      o.seed = parse_number<std::uint64_t>(a, value());
-    else if (a == "--backend")
-      o.backend = value();
-    else if (a == "--out")
-      o.out = value();
-    else if (a == "--log")
-      o.log = value();
-    else if (a == "--params")
-      o.params = value();
-    else if (a == "--threads")
-      o.threads = parse_number<std::size_t>(a, value());
-    else
+    if (a.rfind("--", 0) != 0) fail_usage("unexpected argument '" + a + "'");
+    static const std::vector<std::string> known = {
+        "--sizes",   "--time", "--more", "--evaluations", "--technique", "--seed",
+        "--backend", "--out",  "--log",  "--params",      "--threads"};
+    if (std::find(known.begin(), known.end(), a) == known.end())
       fail_usage("unknown option '" + a + "'");
+    if (!option_of(o.command, a))
+      fail_usage(a + " is not an option of '" + o.command + "'" +
+                 (o.command == "run" ? " (it is one of 'tune')"
+                  : a == "--params"  ? " (it is one of 'run'; tune writes to --out DIR)"
+                                     : ""));
+    if (k + 1 >= argc) fail_usage(a + " needs a value");
+    const std::string v = argv[++k];
+    if (a == "--sizes")
+      o.sizes = parse_sizes(v);
+    else if (a == "--time")
+      o.seconds = parse_seconds(a, v), o.seconds_given = true;
+    else if (a == "--more")
+      o.more_seconds = parse_seconds(a, v);
+    else if (a == "--evaluations")
+      o.evaluations = parse_whole(a, v, 1, max_count, "a whole number >= 1");
+    else if (a == "--technique")
+      o.technique = v;
+    else if (a == "--seed")
+      o.seed =
+          parse_whole(a, v, 0, std::numeric_limits<std::uint64_t>::max(), "a whole number >= 0");
+    else if (a == "--backend")
+      o.backend = v;
+    else if (a == "--out")
+      o.out = v;
+    else if (a == "--log")
+      o.log = v;
+    else if (a == "--params")
+      o.params = v, o.params_given = true;
+    else if (a == "--threads")
+      o.threads = std::size_t(parse_whole(a, v, 1, 4096, "a whole number >= 1"));
   }
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "opencl")
     fail_usage("--backend must be auto, cuda or opencl, not '" + o.backend + "'");
@@ -212,6 +323,8 @@ int tune_on(Target& target, const Comp& comp, const options& o) {
   t.parameter_file = file;
   t.log = o.log.empty() ? std::filesystem::path(file.string() + ".log.jsonl") : o.log;
   t.interrupt = &interrupted;
+  t.on_search_start = [] { searching = true; };
+  mdh::tuning::check_workload_memory(comp, o.sizes, mdh::tuning::memory_of(target));
   std::filesystem::create_directories(o.out);
   auto space = mdh::tuning::make_search_space(c, o.sizes, target.limits());
   std::printf("tuning %s %s on %s (%s): search space of %s configurations, log %s\n",
@@ -221,21 +334,33 @@ int tune_on(Target& target, const Comp& comp, const options& o) {
   std::fflush(stdout);
   auto r = mdh::tuning::tune(comp, o.sizes, target, t);
   std::printf(
-      "\nbest configuration of %s %s (%llu evaluations, %llu valid, %llu resumed from the log, "
+      "\nkept configuration of %s %s (%llu evaluations, %llu valid, %llu resumed from the log, "
       "%.1f s%s):\n",
       c.name.c_str(), mdh::to_string(o.sizes).c_str(), (unsigned long long)r.run.evaluations,
       (unsigned long long)r.run.valid, (unsigned long long)r.run.resumed, r.run.seconds,
       interrupted ? ", interrupted: run the same command to resume" : "");
   print_rates(c, o.sizes, r.record.cost);
-  std::printf("  chosen      %s\n  config      %s\n  written to  %s\n",
-              r.record.tuning.value("chosen", "tuned").c_str(),
+  std::printf("  kept        %s\n  config      %s\n  written to  %s\n",
+              r.record.tuning.value("chosen_because", "").c_str(),
               mdh::lower::to_string(r.best).c_str(), file.string().c_str());
+  if (r.run.infrastructure_failures > 0) {
+    std::fprintf(stderr,
+                 "mdh-tune: %llu evaluations failed for reasons that are not the "
+                 "configuration's (not logged: a later run measures them); last: %s\n",
+                 (unsigned long long)r.run.infrastructure_failures,
+                 r.run.last_infrastructure_failure.c_str());
+    if (r.run.stop_reason.rfind("infrastructure", 0) == 0) return 1;
+  }
   return 0;
 }
 
 template <class Target, class Comp>
 int run_on(Target& target, const Comp& comp, const options& o) {
   const auto& c = comp.ir();
+  std::error_code ec;
+  if (o.params_given && !std::filesystem::exists(o.params, ec))
+    throw mdh::error("--params '" + o.params.string() + "': no such file or folder");
+  mdh::tuning::check_workload_memory(comp, o.sizes, mdh::tuning::memory_of(target));
   auto choice =
       mdh::tuning::choose_configuration(c, o.sizes, o.params, target.id(), target.limits());
   auto plan = mdh::lower::lower(c, o.sizes, choice.config, target.limits());
@@ -249,6 +374,13 @@ int run_on(Target& target, const Comp& comp, const options& o) {
               c.name.c_str(), mdh::to_string(o.sizes).c_str(), target.id().name.c_str(),
               target.id().backend.c_str(), choice.origin.c_str());
   print_rates(c, o.sizes, us);
+  if (!choice.record && !choice.unusable.empty()) {
+    std::fprintf(stderr,
+                 "mdh-tune: ran the default configuration: a parameter file for this workload "
+                 "cannot be used (above); exit code %d\n",
+                 exit_unusable_parameter_file);
+    return exit_unusable_parameter_file;
+  }
   return 0;
 }
 
@@ -278,8 +410,8 @@ int dispatch(const options& o, const Comp& comp) {
 template <class ForEach>
 int main(int argc, char** argv, ForEach&& for_each) {
   options o = parse(argc, argv);
-  std::signal(SIGINT, [](int) { interrupted = true; });
-  std::signal(SIGTERM, [](int) { interrupted = true; });
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
   try {
     if (o.command == "list") {
       std::printf("%-20s %-16s %-22s %s\n", "operator", "dimensions", "example sizes", "what");

@@ -16,18 +16,78 @@ expect() {  # expect NAME EXPECTED_RC REGEX -- command...
   if [ "$rc" = "$want_rc" ] && grep -Eq -- "$regex" <<<"$out"; then pass "$name"
   else fail "$name (rc $rc, want $want_rc, output:)"; echo "$out" | tail -20; fi
 }
+expect_each() {  # expect_each NAME EXPECTED_RC REGEX... -- command...: every REGEX matches a line
+  local name="$1" want_rc="$2" out rc ok=1 r; shift 2
+  local regexes=()
+  while [ "$1" != "--" ]; do regexes+=("$1"); shift; done
+  shift
+  out=$("$@" 2>&1); rc=$?
+  [ "$rc" = "$want_rc" ] || ok=0
+  for r in "${regexes[@]}"; do grep -Eq -- "$r" <<<"$out" || ok=0; done
+  if [ "$ok" = 1 ]; then pass "$name"
+  else fail "$name (rc $rc, want $want_rc, output:)"; echo "$out" | tail -20; fi
+}
 
 expect "list shows the operators" 0 "^matmul +i,j,k" -- "$tool" list
 expect "unknown operator" 2 "unknown operator 'nope'" -- "$tool" tune nope --sizes 4
-expect "malformed sizes" 2 "malformed --sizes '4,x'" -- "$tool" tune matmul --sizes 4,x
+expect "malformed sizes" 2 "--sizes 'x' is not a whole number >= 1 \(in '4,x'\)" -- "$tool" tune matmul --sizes 4,x
 expect "wrong number of sizes" 2 "'matmul' has 3 dimensions" -- "$tool" tune matmul --sizes 4,4
 expect "missing sizes" 2 "needs --sizes with 3 values" -- "$tool" tune matmul
 expect "unknown option" 2 "unknown option '--fast'" -- "$tool" tune matmul --sizes 4,4,4 --fast
+# What each option accepts: whole numbers that fit, seconds > 0; the rest is rejected at once
+# (a size past INT64_MAX used to saturate and hang in the search space at 100 % CPU).
+expect "an overflowing size is an error" 2 "--sizes '99999999999999999999' is too large \(at most 9223372036854775807\)" -- \
+  timeout 20 "$tool" tune matmul --sizes 99999999999999999999,64,64 --evaluations 1 --out "$work/p0"
+expect "--time 0 is rejected" 2 "--time '0' is not a number of seconds > 0" -- \
+  "$tool" tune matmul --sizes 8,8,8 --time 0
+expect "--time nan is rejected" 2 "--time 'nan' is not a number of seconds > 0" -- \
+  "$tool" tune matmul --sizes 8,8,8 --time nan
+expect "--evaluations nan is rejected" 2 "--evaluations 'nan' is not a whole number >= 1" -- \
+  "$tool" tune matmul --sizes 8,8,8 --evaluations nan
+expect "--evaluations 2.7 is rejected" 2 "--evaluations '2.7' is not a whole number >= 1" -- \
+  "$tool" tune matmul --sizes 8,8,8 --evaluations 2.7
+expect "run rejects tune's options" 2 "--evaluations is not an option of 'run' \(it is one of 'tune'\)" -- \
+  "$tool" run matmul --sizes 8,8,8 --evaluations 3
+expect "tune rejects run's options" 2 "--params is not an option of 'tune'" -- \
+  "$tool" tune matmul --sizes 8,8,8 --params x
+expect "tune --help" 0 "usage: mdh-tune tune OPERATOR" -- "$tool" tune matmul --help
+expect "run --help" 0 "Exit codes: 0 ran and matched" -- "$tool" run --help
+expect "list --help" 0 "usage: mdh-tune list" -- "$tool" list --help
+# Sizes whose buffers cannot fit fail before anything is allocated, naming buffers and bytes.
+expect "sizes too large for memory (tune)" 1 "input 'A' f32\[1000000000000,64\] 232.8 TiB.*choose smaller sizes" -- \
+  timeout 20 "$tool" tune matmul --sizes 1000000000000,64,64 --evaluations 1 --out "$work/p0"
+expect "sizes too large for memory (run)" 1 "input 'A' f32\[1000000000000,64\] 232.8 TiB.*choose smaller sizes" -- \
+  timeout 20 "$tool" run matmul --sizes 1000000000000,64,64 --params "$work/p0"
+expect "sizes past 64-bit bytes" 1 "more than 64-bit sizes can address" -- \
+  timeout 20 "$tool" tune matmul --sizes 9223372036854775807,1,1 --evaluations 1 --out "$work/p0"
+# Ctrl-C before the search (here: the CPU reference of a large product) exits at once.
+"$tool" tune matmul --sizes 2500,2500,2500 --evaluations 1 --out "$work/big" >"$work/big.out" 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT "$pid"
+for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+if kill -0 "$pid" 2>/dev/null; then
+  fail "Ctrl-C during the set-up exits at once (still running after 5 s)"; kill -KILL "$pid"; wait "$pid"
+else
+  wait "$pid"; rc=$?
+  if [ "$rc" = 130 ] && grep -q "mdh-tune: interrupted" "$work/big.out"; then
+    pass "Ctrl-C during the set-up exits at once"
+  else fail "Ctrl-C during the set-up exits at once (rc $rc)"; tail -5 "$work/big.out"; fi
+fi
 expect "unknown technique" 1 "unknown search technique 'magic'" -- \
   "$tool" tune matmul --sizes 8,8,8 --technique magic --evaluations 1 --out "$work/p0"
 
-expect "tune writes a parameter file" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
-  "$tool" tune matmul --sizes 24,20,17 --evaluations 4 --seed 3 --out "$work/p"
+first=$("$tool" tune matmul --sizes 24,20,17 --evaluations 4 --seed 3 --out "$work/p" 2>&1); rc=$?
+if [ "$rc" = 0 ] && grep -Eq "written to .*matmul_[0-9a-f]{8}_24_20_17.json" <<<"$first"; then
+  pass "tune writes a parameter file"
+else fail "tune writes a parameter file (rc $rc)"; echo "$first" | tail -20; fi
+# Without a terminal: plain progress lines, "best" with its unit, the same number as the summary.
+best=$(grep -Eo '^\[atf\] evaluations 4 \(valid [0-9]+\)  best [0-9.]+ us' <<<"$first" | tail -1 | grep -Eo '[0-9.]+ us$')
+if [ -n "$best" ] && grep -Eq "kept .*(best evaluated configuration \(|the best evaluated: )$best" <<<"$first"; then
+  pass "a plain progress line whose best ($best) is the summary's"
+else fail "a plain progress line whose best is the summary's (best '$best')"; echo "$first" | tail -12; fi
+if grep -q $'\r' <<<"$first"; then fail "no carriage returns without a terminal"
+else pass "no carriage returns without a terminal"; fi
 log=$(ls "$work"/p/*.log.jsonl)
 n1=$(wc -l <"$log")
 expect "a second run resumes from the log" 0 "6 evaluations, [0-9]+ valid, 4 resumed" -- \
@@ -39,8 +99,12 @@ expect "a spent --time tunes nothing and says so" 0 "nothing tuned: .* already h
   "$tool" tune matmul --sizes 24,20,17 --time 0.01 --seed 3 --out "$work/p"
 if [ "$(wc -l <"$log")" = "$n2" ]; then pass "... and measures nothing"
 else fail "... and measures nothing"; fi
-expect "--more tunes more" 0 "6 resumed from the log" -- \
-  "$tool" tune matmul --sizes 24,20,17 --more 5 --seed 3 --out "$work/p"
+out=$("$tool" tune matmul --sizes 24,20,17 --more 7 --seed 3 --out "$work/p" 2>&1); rc=$?
+if [ "$rc" = 0 ] && grep -q "6 resumed from the log" <<<"$out"; then pass "--more tunes more"
+else fail "--more tunes more (rc $rc)"; echo "$out" | tail -20; fi
+# a plain line every few seconds (atf::plain_interval: 5 s), and the last one
+if [ "$(grep -c '^\[atf\] evaluations' <<<"$out")" -ge 2 ]; then pass "... with a progress line every few seconds"
+else fail "... with a progress line every few seconds"; echo "$out" | tail -12; fi
 if [ "$(wc -l <"$log")" -gt "$n2" ]; then pass "... and the log grew"
 else fail "... and the log grew"; fi
 expect "run uses the tuned parameters" 0 "configuration from .*: matches the CPU reference" -- \
@@ -48,6 +112,20 @@ expect "run uses the tuned parameters" 0 "configuration from .*: matches the CPU
 expect "run without parameters warns and uses the default" 0 \
   "no parameter file for matmul \[5,6,7\].*mdh-tune tune matmul --sizes 5,6,7" -- \
   "$tool" run matmul --sizes 5,6,7 --params "$work/p"
+# A parameter file named for the workload but corrupt: a warning naming it and why, the default
+# configuration, and exit code 3 (docs/parameter-files.md).
+mkdir -p "$work/pc" && pfile=$(ls "$work"/p/matmul_*_24_20_17.json)
+head -c 100 "$pfile" >"$work/pc/$(basename "$pfile")"
+expect_each "a corrupt parameter file in the folder is named, exit 3" 3 \
+  "parameter file '.*pc/matmul_[0-9a-f]{8}_24_20_17.json': not valid JSON" \
+  "no usable parameter file for matmul \[24,20,17\]" "matches the CPU reference" "exit code 3" -- \
+  "$tool" run matmul --sizes 24,20,17 --params "$work/pc"
+expect "--params FILE that is corrupt is an error" 1 "parameter file '.*': not valid JSON" -- \
+  "$tool" run matmul --sizes 24,20,17 --params "$work/pc/$(basename "$pfile")"
+expect "--params FILE that does not exist is an error" 1 "--params '.*mistyped.json': no such file or folder" -- \
+  "$tool" run matmul --sizes 24,20,17 --params "$work/p/mistyped.json"
+expect "--params DIR that does not exist is an error" 1 "--params '.*nowhere': no such file or folder" -- \
+  "$tool" run matmul --sizes 24,20,17 --params "$work/nowhere"
 
 # Ctrl-C: the run stops, keeps its log, writes the best so far; the next run resumes.
 "$tool" tune bias_add_grad --sizes 33,20 --time 120 --out "$work/q" >"$work/int.out" 2>&1 &
@@ -57,6 +135,10 @@ for _ in $(seq 1 600); do
   if [ -n "$l" ] && [ "$(wc -l <"$l")" -ge 4 ]; then break; fi
   sleep 0.1
 done
+# One tuner per log: a second one on the same log fails at once, naming the log and the holder.
+expect "a second tuner on the same log fails at once" 1 \
+  "tuning log .*bias_add_grad_.*log.jsonl is in use by another tuner \(pid $pid," -- \
+  timeout 60 "$tool" tune bias_add_grad --sizes 33,20 --evaluations 50 --out "$work/q"
 kill -INT "$pid"
 wait "$pid"; rc=$?
 if [ "$rc" = 0 ] && grep -q "interrupted: run the same command to resume" "$work/int.out"; then
@@ -79,9 +161,30 @@ expect "convergence plot" 0 "wrote .*conv.png" -- \
   python3 "$plot" "$(ls "$work"/q/*.log.jsonl)" -o "$work/conv.png" --peer "peer=5"
 if [ -s "$work/conv.png" ] && [ "$(stat -c %s "$work/conv.png")" -gt 10000 ]; then pass "plot is a picture"
 else fail "plot is a picture"; fi
+# The default configuration the parameter file kept is drawn, and said.
+qfile=$(ls "$work"/q/bias_add_grad_*.json)
+python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1])); p["tuning"]["chosen"] = "default"; p["tuning"]["default_cost"] = 12.5
+json.dump(p, open(sys.argv[1], "w"))' "$qfile"
+expect "convergence plot shows the kept default" 0 "default configuration 12.50 µs: kept" -- \
+  python3 "$plot" "$(ls "$work"/q/*.log.jsonl)" -o "$work/conv2.png"
 echo '{"not": "a record"}' >"$work/bad.jsonl"
 expect "convergence plot rejects a foreign log" 1 "not an atf evaluation record" -- \
   python3 "$plot" "$work/bad.jsonl" -o "$work/bad.png"
+
+# A build that fails for a reason not the configuration's (here PoCL's kernel cache is a file; a
+# race on the cache looks the same) is retried, reported as such and never logged as an invalid
+# configuration. PoCL only: CUDA does not read POCL_CACHE_DIR.
+if grep -q "(opencl)" <<<"$first"; then
+  touch "$work/not_a_dir"
+  out=$(POCL_CACHE_DIR="$work/not_a_dir" "$tool" tune matmul --sizes 8,8,8 --evaluations 3 \
+        --out "$work/infra" 2>&1); rc=$?
+  if [ "$rc" = 1 ] && grep -q "not the configuration's failure: not logged" <<<"$out" &&
+     grep -q "not the program's" <<<"$out" && ! grep -q '"valid":false' "$work"/infra/*.log.jsonl; then
+    pass "an infrastructure failure is not an invalid configuration"
+  else fail "an infrastructure failure is not an invalid configuration (rc $rc)"; echo "$out" | tail -8; fi
+fi
 
 echo "mdh-tune: $passes passed, $fails failed"
 exit $((fails > 0))
