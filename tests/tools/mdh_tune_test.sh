@@ -37,29 +37,29 @@ expect "unknown option" 2 "unknown option '--fast'" -- "$tool" tune matmul --siz
 # What each option accepts: whole numbers that fit, seconds > 0; the rest is rejected at once
 # (a size past INT64_MAX used to saturate and hang in the search space at 100 % CPU).
 expect "an overflowing size is an error" 2 "--sizes '99999999999999999999' is too large \(at most 9223372036854775807\)" -- \
-  timeout 20 "$tool" tune matmul --sizes 99999999999999999999,64,64 --evaluations 1 --out "$work/p0"
+  timeout -k 5 20 "$tool" tune matmul --sizes 99999999999999999999,64,64 --evaluations 1 --out "$work/p0"
 expect "--time 0 is rejected" 2 "--time '0' is not a number of seconds > 0" -- \
-  "$tool" tune matmul --sizes 8,8,8 --time 0
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --time 0
 expect "--time nan is rejected" 2 "--time 'nan' is not a number of seconds > 0" -- \
-  "$tool" tune matmul --sizes 8,8,8 --time nan
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --time nan
 expect "--evaluations nan is rejected" 2 "--evaluations 'nan' is not a whole number >= 1" -- \
-  "$tool" tune matmul --sizes 8,8,8 --evaluations nan
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --evaluations nan
 expect "--evaluations 2.7 is rejected" 2 "--evaluations '2.7' is not a whole number >= 1" -- \
-  "$tool" tune matmul --sizes 8,8,8 --evaluations 2.7
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --evaluations 2.7
 expect "run rejects tune's options" 2 "--evaluations is not an option of 'run' \(it is one of 'tune'\)" -- \
-  "$tool" run matmul --sizes 8,8,8 --evaluations 3
+  timeout -k 5 30 "$tool" run matmul --sizes 8,8,8 --evaluations 3
 expect "tune rejects run's options" 2 "--params is not an option of 'tune'" -- \
-  "$tool" tune matmul --sizes 8,8,8 --params x
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --params x
 expect "tune --help" 0 "usage: mdh-tune tune OPERATOR" -- "$tool" tune matmul --help
 expect "run --help" 0 "Exit codes: 0 ran and matched" -- "$tool" run --help
 expect "list --help" 0 "usage: mdh-tune list" -- "$tool" list --help
 # Sizes whose buffers cannot fit fail before anything is allocated, naming buffers and bytes.
 expect "sizes too large for memory (tune)" 1 "input 'A' f32\[1000000000000,64\] 232.8 TiB.*choose smaller sizes" -- \
-  timeout 20 "$tool" tune matmul --sizes 1000000000000,64,64 --evaluations 1 --out "$work/p0"
+  timeout -k 5 20 "$tool" tune matmul --sizes 1000000000000,64,64 --evaluations 1 --out "$work/p0"
 expect "sizes too large for memory (run)" 1 "input 'A' f32\[1000000000000,64\] 232.8 TiB.*choose smaller sizes" -- \
-  timeout 20 "$tool" run matmul --sizes 1000000000000,64,64 --params "$work/p0"
+  timeout -k 5 20 "$tool" run matmul --sizes 1000000000000,64,64 --params "$work"
 expect "sizes past 64-bit bytes" 1 "more than 64-bit sizes can address" -- \
-  timeout 20 "$tool" tune matmul --sizes 9223372036854775807,1,1 --evaluations 1 --out "$work/p0"
+  timeout -k 5 20 "$tool" tune matmul --sizes 9223372036854775807,1,1 --evaluations 1 --out "$work/p0"
 # Ctrl-C before the search (here: the CPU reference of a large product) exits at once.
 "$tool" tune matmul --sizes 2500,2500,2500 --evaluations 1 --out "$work/big" >"$work/big.out" 2>&1 &
 pid=$!
@@ -138,7 +138,7 @@ done
 # One tuner per log: a second one on the same log fails at once, naming the log and the holder.
 expect "a second tuner on the same log fails at once" 1 \
   "tuning log .*bias_add_grad_.*log.jsonl is in use by another tuner \(pid $pid," -- \
-  timeout 60 "$tool" tune bias_add_grad --sizes 33,20 --evaluations 50 --out "$work/q"
+  timeout -k 5 60 "$tool" tune bias_add_grad --sizes 33,20 --evaluations 50 --out "$work/q"
 kill -INT "$pid"
 wait "$pid"; rc=$?
 if [ "$rc" = 0 ] && grep -q "interrupted: run the same command to resume" "$work/int.out"; then
