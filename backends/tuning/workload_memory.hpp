@@ -55,11 +55,10 @@ inline std::string format_bytes(long double b) {
 // free physical pages; nothing when neither is known.
 inline std::optional<std::uint64_t> available_host_memory() {
   std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
+  for (std::string line; std::getline(in, line);) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kib) == 1) return kib * 1024;
+  }
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages > 0 && page > 0) return std::uint64_t(pages) * std::uint64_t(page);
   return std::nullopt;
