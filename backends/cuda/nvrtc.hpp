@@ -96,9 +96,12 @@ inline compiled_module compile_uncached(const std::string& source, const std::st
     std::string log_path = lower::write_text_file(dir, name + ".nvrtc.log", log);
     std::string opt_text;
     for (auto& o : opts) opt_text += " " + o;
-    throw error("NVRTC compilation of " + name + " failed (" + nvrtcGetErrorString(rc) +
-                ", options" + opt_text + "); log in " + log_path + ", source in " + src_path +
-                ":\n" + log);
+    const std::string what = "NVRTC compilation of " + name + " failed (" +
+                             nvrtcGetErrorString(rc) + ", options" + opt_text + "); log in " +
+                             log_path + ", source in " + src_path + ":\n" + log;
+    if (rc == NVRTC_ERROR_OUT_OF_MEMORY)  // the compiler's resources, not the program
+      throw infrastructure_error(what);
+    throw error(what);
   }
   compiled_module m;
   m.name = name, m.arch = arch, m.log = log;

@@ -113,6 +113,8 @@ class cuda_target {
   std::any prepare(lower::kernel_plan plan) {
     try {
       cuda::compile(plan, arch_);
+    } catch (const infrastructure_error& e) {  // not the configuration's: never logged invalid
+      throw atf::infrastructure_failure(e.what());
     } catch (const error& e) {
       throw atf::invalid_configuration("compile", e.what());
     }
