@@ -39,13 +39,13 @@ expect "unknown option" 2 "unknown option '--fast'" -- "$tool" tune matmul --siz
 expect "an overflowing size is an error" 2 "--sizes '99999999999999999999' is too large \(at most 9223372036854775807\)" -- \
   timeout -k 5 20 "$tool" tune matmul --sizes 99999999999999999999,64,64 --evaluations 1 --out "$work/p0"
 expect "--time 0 is rejected" 2 "--time '0' is not a number of seconds > 0" -- \
-  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --time 0
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --time 0 --out "$work/p0"
 expect "--time nan is rejected" 2 "--time 'nan' is not a number of seconds > 0" -- \
-  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --time nan
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --time nan --out "$work/p0"
 expect "--evaluations nan is rejected" 2 "--evaluations 'nan' is not a whole number >= 1" -- \
-  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --evaluations nan
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --evaluations nan --out "$work/p0"
 expect "--evaluations 2.7 is rejected" 2 "--evaluations '2.7' is not a whole number >= 1" -- \
-  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --evaluations 2.7
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --evaluations 2.7 --out "$work/p0"
 expect "run rejects tune's options" 2 "--evaluations is not an option of 'run' \(it is one of 'tune'\)" -- \
   timeout -k 5 30 "$tool" run matmul --sizes 8,8,8 --evaluations 3
 expect "tune rejects run's options" 2 "--params is not an option of 'tune'" -- \
