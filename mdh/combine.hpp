@@ -83,16 +83,40 @@ struct is_reduction_op<custom_op<F, M>> : std::true_type {};
 template <class Op>
 inline constexpr bool is_reduction_op_v = is_reduction_op<std::remove_cvref_t<Op>>::value;
 
-template <class Op>
+// The type a reduction accumulates in, stated with pw(op, accumulate<T>) or ps(op,
+// accumulate<T>): every result component is combined in T and converted to its output's
+// element type once, when it is written. Without it: float for bf16/f16 outputs, the output's
+// own type otherwise (mdh::default_accumulation_type).
+template <class T>
+struct accumulate_t {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>,
+                "mdh::accumulate<T> requires 'T' to be float, double, std::int32_t or "
+                "std::int64_t (a 16-bit accumulator loses the sum: store in bf16/f16, "
+                "accumulate in float)");
+  using type = T;
+};
+template <class T>
+inline constexpr accumulate_t<T> accumulate{};
+
+template <class T>
+struct is_accumulate : std::false_type {};
+template <class T>
+struct is_accumulate<accumulate_t<T>> : std::true_type {};
+
+// Acc: the accumulation type stated by the user, or void for the default.
+template <class Op, class Acc = void>
 struct pw_t {
   static constexpr ir::combine_kind kind = ir::combine_kind::pointwise;
   using op_type = Op;
+  using accumulate_type = Acc;
   Op op;
 };
-template <class Op>
+template <class Op, class Acc = void>
 struct ps_t {
   static constexpr ir::combine_kind kind = ir::combine_kind::prefix_sum;
   using op_type = Op;
+  using accumulate_type = Acc;
   Op op;
 };
 
@@ -103,6 +127,13 @@ constexpr pw_t<std::remove_cvref_t<Op>> pw(Op&& op) {
                 "mdh::custom(name, fn, identity...))");
   return {std::forward<Op>(op)};
 }
+template <class Op, class T>
+constexpr pw_t<std::remove_cvref_t<Op>, T> pw(Op&& op, accumulate_t<T>) {
+  static_assert(is_reduction_op_v<Op>,
+                "mdh::pw(op, accumulate<T>) requires 'op' to be a reduction operator (add, mul, "
+                "max, min or mdh::custom(name, fn, identity...))");
+  return {std::forward<Op>(op)};
+}
 template <class Op>
 constexpr ps_t<std::remove_cvref_t<Op>> ps(Op&& op) {
   static_assert(is_reduction_op_v<Op>,
@@ -110,15 +141,22 @@ constexpr ps_t<std::remove_cvref_t<Op>> ps(Op&& op) {
                 "mdh::custom(name, fn, identity...))");
   return {std::forward<Op>(op)};
 }
+template <class Op, class T>
+constexpr ps_t<std::remove_cvref_t<Op>, T> ps(Op&& op, accumulate_t<T>) {
+  static_assert(is_reduction_op_v<Op>,
+                "mdh::ps(op, accumulate<T>) requires 'op' to be a reduction operator (add, mul, "
+                "max, min or mdh::custom(name, fn, identity...))");
+  return {std::forward<Op>(op)};
+}
 
 template <class T>
 struct is_combine_operator : std::false_type {};
 template <>
 struct is_combine_operator<concat_t> : std::true_type {};
-template <class Op>
-struct is_combine_operator<pw_t<Op>> : std::true_type {};
-template <class Op>
-struct is_combine_operator<ps_t<Op>> : std::true_type {};
+template <class Op, class Acc>
+struct is_combine_operator<pw_t<Op, Acc>> : std::true_type {};
+template <class Op, class Acc>
+struct is_combine_operator<ps_t<Op, Acc>> : std::true_type {};
 template <class T>
 inline constexpr bool is_combine_operator_v = is_combine_operator<std::remove_cvref_t<T>>::value;
 

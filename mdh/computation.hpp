@@ -56,6 +56,12 @@ Tuple convert_tuple(const V& values, std::index_sequence<K...>) {
   return Tuple{static_cast<std::tuple_element_t<K, Tuple>>(std::get<K>(values))...};
 }
 
+// The type a result component stored as S is computed and accumulated in: the stated
+// accumulation type Acc, or (Acc void) float for bf16/f16 and S itself otherwise.
+template <class S, class Acc>
+using value_type_t =
+    std::conditional_t<!std::is_void_v<Acc>, Acc, std::conditional_t<is_float16_v<S>, float, S>>;
+
 inline std::vector<std::string> default_dim_names(std::size_t rank) {
   static const char* small[] = {"i", "j", "k"};
   std::vector<std::string> names;
@@ -76,8 +82,14 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
   static constexpr std::size_t num_args = sizeof...(IA);
   static constexpr std::size_t num_results = sizeof...(OA);
   using arg_types = std::tuple<typename IA::element_type...>;
-  using result_tuple = std::tuple<typename OA::element_type...>;
   using reduction_type = typename hom_type::reduction_type;
+  using accumulate_type = typename hom_type::accumulate_type;
+  // The element types of the outputs, and the types f's results are computed and combined in
+  // (the accumulation types: equal to the output types except for bf16/f16 outputs or a
+  // stated pw(op, accumulate<T>)).
+  using output_tuple = std::tuple<typename OA::element_type...>;
+  using result_tuple =
+      std::tuple<detail::value_type_t<typename OA::element_type, accumulate_type>...>;
 
   static_assert((((IA::uses >> rank) == 0) && ...) && (((OA::uses >> rank) == 0) && ...),
                 "mdh::computation(out_view, md_hom, inp_view) requires every index function to "
@@ -115,6 +127,19 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
   const std::string& name() const { return ir_.name; }
   std::string str() const { return ir::to_string(ir_); }
   std::string hash() const { return ir::structural_hash_hex(ir_); }
+
+  // The same computation with another precision for its fp32 operands: precision::tf32 rounds
+  // every f32 input element to TF32 (10 fraction bits) before f reads it, as tensor cores read
+  // fp32 operands (torch.backends.cuda.matmul.allow_tf32); products and sums stay fp32. For
+  // contractions only (a pw(add) reduction over f32 inputs). Part of the structural hash: a
+  // tf32 parameter file is never used for the fp32 computation, nor the reverse.
+  computation_t with_precision(ir::precision p) const {
+    computation_t c = *this;
+    c.ir_.input_precision = p;
+    ir::validate(c.ir_);
+    return c;
+  }
+  ir::precision precision() const { return ir_.input_precision; }
 
   // The iteration sizes, one per dimension: `matmul.sizes(1024, 1024, 1024)`.
   template <class... N>
@@ -242,6 +267,10 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
           {a.buffer, scalar_type_of<typename A::element_type>(), A::rank, {to_ir(a)}});
     };
     std::apply([&](const auto&... a) { (add_output(a), ...); }, out_.accesses);
+    value_types_ = [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return std::vector<scalar_type>{scalar_type_of<std::tuple_element_t<K, result_tuple>>()...};
+    }
+    (std::make_index_sequence<num_results>{});
 
     // The scalar function, recorded symbolically; IR args are ordered buffer by buffer.
     std::vector<int> first_arg;
@@ -274,12 +303,11 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
         ir_.reduction.identity.assign(op.identity.begin(), op.identity.end());
         ir::scalar_function& g = ir_.reduction.custom;
         for (int side = 0; side < 2; ++side)
-          for (auto& o : ir_.outputs) g.arg_types.push_back(o.type);
+          for (auto t : value_types_) g.arg_types.push_back(t);
         recording_scope scope(g);
         auto side_args = [&](int side) {
           return [&]<std::size_t... K>(std::index_sequence<K...>) {
-            return std::make_tuple(
-                sym::arg(side * int(num_results) + int(K), ir_.outputs[K].type)...);
+            return std::make_tuple(sym::arg(side * int(num_results) + int(K), value_types_[K])...);
           }
           (std::make_index_sequence<num_results>{});
         };
@@ -299,14 +327,13 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
     ir::validate(ir_);
   }
 
-  // Stores the recorded results, cast to the output element types.
+  // Stores the recorded results, cast to the accumulation types (value_types_).
   template <class Tuple>
   void record_results(ir::scalar_function& g, const Tuple& results) {
     std::size_t r = 0;
     std::apply(
         [&](const auto&... v) {
-          ((g.results.push_back(detail::convert(detail::to_sym(v), ir_.outputs[r].type).node()),
-            ++r),
+          ((g.results.push_back(detail::convert(detail::to_sym(v), value_types_[r]).node()), ++r),
            ...);
         },
         results);
@@ -317,6 +344,7 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
   inp_view_t<IA...> inp_;
   ir::computation ir_;
   std::array<std::pair<int, int>, num_args> arg_source_{};
+  std::vector<scalar_type> value_types_;  // per result: the type of result_tuple's component
 };
 
 template <class... OA, class F, class... Ops, class... IA>

@@ -5,27 +5,30 @@
 
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include <mdh/symbolic.hpp>
 
 namespace mdh {
 
 namespace detail {
-// Math on integers computes in double, as std::exp(int) does.
+// Math on integers computes in double, as std::exp(int) does; on bf16/f16 in float.
 template <class T>
-using math_result_t = std::conditional_t<std::is_same_v<T, float>, float, double>;
+using math_result_t =
+    std::conditional_t<std::is_same_v<T, float> || is_float16_v<T>, float, double>;
 
 inline sym unary_math(ir::op o, const sym& a) {
-  scalar_type t = a.type() == scalar_type::f32 ? scalar_type::f32 : scalar_type::f64;
+  scalar_type t =
+      arithmetic_type(a.type()) == scalar_type::f32 ? scalar_type::f32 : scalar_type::f64;
   return sym::make(o, t, convert(a, t).node());
 }
 }  // namespace detail
 
-#define MDH_UNARY_MATH(NAME, STD)                                               \
-  inline sym NAME(const sym& a) { return detail::unary_math(ir::op::NAME, a); } \
-  template <class T>                                                            \
-  requires std::is_arithmetic_v<T> detail::math_result_t<T> NAME(T a) {         \
-    return STD(static_cast<detail::math_result_t<T>>(a));                       \
+#define MDH_UNARY_MATH(NAME, STD)                                                          \
+  inline sym NAME(const sym& a) { return detail::unary_math(ir::op::NAME, a); }            \
+  template <class T>                                                                       \
+  requires std::is_arithmetic_v<T> || is_float16_v<T> detail::math_result_t<T> NAME(T a) { \
+    return STD(static_cast<detail::math_result_t<T>>(a));                                  \
   }
 MDH_UNARY_MATH(exp, std::exp)
 MDH_UNARY_MATH(log, std::log)
@@ -34,9 +37,15 @@ MDH_UNARY_MATH(tanh, std::tanh)
 MDH_UNARY_MATH(erf, std::erf)
 #undef MDH_UNARY_MATH
 
-inline sym abs(const sym& a) { return sym::make(ir::op::abs, a.type(), a.node()); }
+inline sym abs(const sym& a) {
+  if (!is_float16(a.type())) return sym::make(ir::op::abs, a.type(), a.node());
+  return sym::make(ir::op::abs, scalar_type::f32, detail::convert(a, scalar_type::f32).node());
+}
 template <class T>
 requires std::is_arithmetic_v<T> T abs(T a) { return a < T(0) ? T(-a) : a; }
+template <class T>
+requires is_float16_v<T>
+float abs(T a) { return abs(float(a)); }
 
 // select(c, a, b): c ? a : b, with C++'s common type of a and b.
 template <class C, class A, class B>
@@ -70,7 +79,10 @@ struct minmax_fn {
     if constexpr (is_sym_v<A> || is_sym_v<B>) {
       return detail::arith(Kind, detail::to_sym(a), detail::to_sym(b));
     } else {
-      using T = std::common_type_t<A, B>;
+      // C++'s common type; with a bf16/f16 operand, the type of a + b (float or double)
+      using T = std::conditional_t<is_float16_v<A> || is_float16_v<B>,
+                                   decltype(std::declval<A>() + std::declval<B>()),
+                                   std::common_type_t<A, B>>;
       T x = static_cast<T>(a), y = static_cast<T>(b);
       if constexpr (Kind == ir::op::min)
         return y < x ? y : x;

@@ -112,10 +112,18 @@ void reference(const C& comp, const std::vector<std::int64_t>& sizes,
       scan = int(d);
   }
 
+  // An input element as f reads it: f32 rounded to TF32 when the computation asks for it.
+  const bool tf32 = ir::reads_tf32(c);
+  auto read = [tf32]<class T>(const T& x) -> T {
+    if constexpr (std::is_same_v<T, float>)
+      return tf32 ? round_tf32(x) : x;
+    else
+      return x;
+  };
   auto eval = [&](const std::array<std::int64_t, A>& off) {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return comp.apply(
-          static_cast<const std::tuple_element_t<K, arg_types>*>(arg_ptr[K])[off[K]]...);
+          read(static_cast<const std::tuple_element_t<K, arg_types>*>(arg_ptr[K])[off[K]])...);
     }
     (std::make_index_sequence<A>{});
   };
@@ -123,11 +131,12 @@ void reference(const C& comp, const std::vector<std::int64_t>& sizes,
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       (
           [&] {
-            using T = std::tuple_element_t<K, result_tuple>;
+            // stored as the output's element type (bf16/f16: rounded to nearest even)
+            using T = std::tuple_element_t<K, typename C::output_tuple>;
             for (auto& l : out_lin[K]) {
               std::int64_t o = l.base;
               for (std::size_t d = 0; d < D; ++d) o += l.step[d] * idx[d];
-              static_cast<T*>(out[K].data)[o] = std::get<K>(v);
+              static_cast<T*>(out[K].data)[o] = static_cast<T>(std::get<K>(v));
             }
           }(),
           ...);

@@ -87,17 +87,23 @@ class sym {
 template <class T>
 inline constexpr bool is_sym_v = std::is_same_v<std::remove_cvref_t<T>, sym>;
 
-// True when at least one operand is symbolic and the others are symbolic or arithmetic.
+// A number a scalar function may mix with symbols: arithmetic, or a bf16/f16 value (a float
+// constant, as bf16 + float is a float in C++).
+template <class T>
+concept SymConstant = std::is_arithmetic_v<std::remove_cvref_t<T>> || is_float16_v<T>;
+
+// True when at least one operand is symbolic and the others are symbolic or constants.
 template <class A, class B>
-concept SymOperands = (is_sym_v<A> || is_sym_v<B>)&&(
-    is_sym_v<A> ||
-    std::is_arithmetic_v<std::remove_cvref_t<A>>)&&(is_sym_v<B> ||
-                                                    std::is_arithmetic_v<std::remove_cvref_t<B>>);
+concept SymOperands = (is_sym_v<A> || is_sym_v<B>)&&(is_sym_v<A> ||
+                                                     SymConstant<A>)&&(is_sym_v<B> ||
+                                                                       SymConstant<B>);
 
 namespace detail {
 inline sym to_sym(const sym& s) { return s; }
 template <class T>
 requires std::is_arithmetic_v<T> sym to_sym(T v) { return sym::constant(v); }
+template <class T>
+requires is_float16_v<T> sym to_sym(T v) { return sym::constant(float(v)); }
 
 inline sym convert(const sym& s, scalar_type t) {
   return s.type() == t ? s : sym::make(ir::op::cast, t, s.node());
@@ -142,7 +148,7 @@ requires SymOperands<A, B> sym operator||(const A& a, const B& b) {
   return sym::make(ir::op::logical_or, scalar_type::boolean, x.node(), y.node());
 }
 inline sym operator-(const sym& a) {
-  scalar_type t = a.type() == scalar_type::boolean ? scalar_type::i32 : a.type();
+  scalar_type t = arithmetic_type(a.type());
   return sym::make(ir::op::neg, t, detail::convert(a, t).node());
 }
 inline sym operator+(const sym& a) { return a; }

@@ -75,7 +75,8 @@ class host_tensor {
     return {const_cast<T*>(data_.data()), scalar_type_of<T>(), shape_};
   }
 
-  // Fills with uniform random values in [lo, hi], never exactly zero (zeros hide bugs).
+  // Fills with uniform random values in [lo, hi], never exactly zero (zeros hide bugs); bf16
+  // and f16 values are drawn as doubles and rounded to nearest even.
   host_tensor& randomize(std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
     std::mt19937_64 rng(seed);
     for (auto& x : data_) {
@@ -149,6 +150,12 @@ class host_buffer {
         for (auto& b : bytes_) b = std::byte(rng() & 1);
         break;
       }
+      case scalar_type::bf16:
+        fill<bf16>(seed, -1, 1);
+        break;
+      case scalar_type::f16:
+        fill<f16>(seed, -1, 1);
+        break;
     }
     return *this;
   }

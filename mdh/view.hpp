@@ -50,7 +50,7 @@ template <class T>
 struct input_buffer {
   static_assert(is_element_type_v<T>,
                 "mdh::in<T>(name) requires 'T' to be an element type (float, double, "
-                "std::int32_t, std::int64_t or bool)");
+                "std::int32_t, std::int64_t, bool, mdh::bf16 or mdh::f16)");
   std::string name;
   template <IndexArgument... I>
   auto operator()(const I&... idx) const {
@@ -63,7 +63,7 @@ template <class T>
 struct output_buffer {
   static_assert(is_element_type_v<T>,
                 "mdh::out<T>(name) requires 'T' to be an element type (float, double, "
-                "std::int32_t, std::int64_t or bool)");
+                "std::int32_t, std::int64_t, bool, mdh::bf16 or mdh::f16)");
   std::string name;
   template <IndexArgument... I>
   auto operator()(const I&... idx) const {

@@ -11,8 +11,62 @@ namespace mdh::cuda {
 
 class dialect final : public lower::c_dialect {
  public:
-  std::string prelude(const lower::kernel_plan&) const override {
-    return "// CUDA C++ for NVRTC (no headers needed)\n";
+  std::string prelude(const lower::kernel_plan& p) const override {
+    std::string s = "// CUDA C++ for NVRTC (no headers needed)\n";
+    if (lower::needs_conversion_helpers(p.comp)) s += conversion_helpers(p.comp);
+    return s;
+  }
+  // bf16/f16 as raw 16 bits, converted by the PTX cvt instructions (bf16 and tf32 need sm_80;
+  // older architectures get the same rounding written out).
+  static std::string conversion_helpers(const ir::computation& c) {
+    std::string s =
+        "// bf16/f16 are stored as raw 16 bits and converted to and from float (round to nearest "
+        "even).\n"
+        "static __device__ __forceinline__ float mdh_bf16_to_float(unsigned short b) {\n"
+        "  return __uint_as_float((unsigned int)b << 16);\n"
+        "}\n"
+        "static __device__ __forceinline__ unsigned short mdh_float_to_bf16(float f) {\n"
+        "#if __CUDA_ARCH__ >= 800\n"
+        "  unsigned short b;\n"
+        "  asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(b) : \"f\"(f));\n"
+        "  return b;\n"
+        "#else\n"
+        "  unsigned int u = __float_as_uint(f);\n"
+        "  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);\n"
+        "  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+        "#endif\n"
+        "}\n"
+        "static __device__ __forceinline__ float mdh_f16_to_float(unsigned short h) {\n"
+        "  float f;\n"
+        "  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
+        "  return f;\n"
+        "}\n"
+        "static __device__ __forceinline__ unsigned short mdh_float_to_f16(float f) {\n"
+        "  unsigned short h;\n"
+        "  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+        "  return h;\n"
+        "}\n"
+        "// TF32 as the tensor cores read fp32: 10 fraction bits, to nearest, ties away from "
+        "zero.\n"
+        "static __device__ __forceinline__ float mdh_tf32(float f) {\n"
+        "#if __CUDA_ARCH__ >= 800\n"
+        "  unsigned int t;\n"
+        "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(t) : \"f\"(f));\n"
+        "  return __uint_as_float(t & 0xffffe000u);\n"
+        "#else\n"
+        "  unsigned int u = __float_as_uint(f);\n"
+        "  if ((u & 0x7f800000u) == 0x7f800000u) return f;\n"
+        "  return __uint_as_float((u + 0x1000u) & 0xffffe000u);\n"
+        "#endif\n"
+        "}\n";
+    if (lower::converts_f64_to_float16(c))
+      s += "// Round to odd: a second rounding to 16 bits then equals one rounding of the "
+           "double.\n"
+           "static __device__ __forceinline__ float mdh_double_to_float_odd(double d) {\n"
+           "  float f = __double2float_rz(d);\n"
+           "  return (double)f == d ? f : __uint_as_float(__float_as_uint(f) | 1u);\n"
+           "}\n";
+    return s;
   }
   std::string kernel_head(const lower::kernel_plan&, const lower::kernel& k) const override {
     std::int64_t threads = k.launch.block[0] * k.launch.block[1] * k.launch.block[2];

@@ -20,6 +20,59 @@ class dialect final : public lower::c_dialect {
     for (auto& n : p.comp.reduction.custom.nodes) scan(n.type);
     std::string s = "// OpenCL C 1.2\n";
     if (f64) s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+    if (lower::needs_conversion_helpers(p.comp)) s += conversion_helpers(p.comp);
+    return s;
+  }
+  // bf16/f16 as raw 16 bits (ushort). f16 converts through `half` where the device has
+  // cl_khr_fp16 (MDH_NO_NATIVE_F16 turns that off); otherwise, and for bf16 and tf32 always,
+  // the rounding is written out here, so a CPU device (PoCL) runs every type.
+  static std::string conversion_helpers(const ir::computation& c) {
+    std::string s =
+        "// bf16/f16 are stored as raw 16 bits and converted to and from float (round to nearest "
+        "even).\n"
+        "static inline float mdh_bf16_to_float(ushort b) { return as_float((uint)b << 16); }\n"
+        "static inline ushort mdh_float_to_bf16(float f) {\n"
+        "  uint u = as_uint(f);\n"
+        "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);\n"
+        "  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+        "}\n"
+        "#if defined(cl_khr_fp16) && !defined(MDH_NO_NATIVE_F16)\n"
+        "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
+        "static inline float mdh_f16_to_float(ushort h) { return convert_float(as_half(h)); }\n"
+        "static inline ushort mdh_float_to_f16(float f) { return as_ushort(convert_half_rte(f)); "
+        "}\n"
+        "#else\n"
+        "static inline float mdh_f16_to_float(ushort h) {\n"
+        "  uint s = (uint)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+        "  if (e == 0x1fu) return as_float(s | 0x7f800000u | (m << 13));\n"
+        "  if (e == 0u) return as_float(s | as_uint((float)m * 5.9604644775390625e-8f));\n"
+        "  return as_float(s | ((e + 112u) << 23) | (m << 13));\n"
+        "}\n"
+        "static inline ushort mdh_float_to_f16(float f) {\n"
+        "  uint u = as_uint(f), s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n"
+        "  if (a > 0x7f800000u) return (ushort)(s | 0x7e00u);\n"
+        "  if (a >= 0x477ff000u) return (ushort)(s | 0x7c00u);\n"
+        "  if (a >= 0x38800000u) {\n"
+        "    uint r = a - 0x38000000u;\n"
+        "    return (ushort)(s | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));\n"
+        "  }\n"
+        "  return (ushort)(s | (uint)rint(as_float(a) * 16777216.0f));\n"
+        "}\n"
+        "#endif\n"
+        "// TF32 as the tensor cores read fp32: 10 fraction bits, to nearest, ties away from "
+        "zero.\n"
+        "static inline float mdh_tf32(float f) {\n"
+        "  uint u = as_uint(f);\n"
+        "  if ((u & 0x7f800000u) == 0x7f800000u) return f;\n"
+        "  return as_float((u + 0x1000u) & 0xffffe000u);\n"
+        "}\n";
+    if (lower::converts_f64_to_float16(c))
+      s += "// Round to odd: a second rounding to 16 bits then equals one rounding of the "
+           "double.\n"
+           "static inline float mdh_double_to_float_odd(double d) {\n"
+           "  float f = convert_float_rtz(d);\n"
+           "  return (double)f == d ? f : as_float(as_uint(f) | 1u);\n"
+           "}\n";
     return s;
   }
   std::string kernel_head(const lower::kernel_plan&, const lower::kernel& k) const override {
@@ -30,6 +83,7 @@ class dialect final : public lower::c_dialect {
   std::string func_qualifier() const override { return "static inline"; }
   // OpenCL C's 64-bit integer is `long`; every other name is the C one.
   std::string type(scalar_type t) const override {
+    if (is_float16(t)) return "ushort";  // raw bits: see conversion_helpers
     return t == scalar_type::i64 ? "long" : std::string(c_name(t));
   }
   std::string global_param(scalar_type t, bool is_const, bool no_alias) const override {

@@ -59,6 +59,14 @@ struct dimension {
   friend bool operator==(const dimension&, const dimension&) = default;
 };
 
+// How f32 input elements are read. ieee: as stored. tf32: rounded to TF32 (10 fraction bits,
+// to nearest, ties away from zero: cvt.rna.tf32.f32) first, as tensor cores read fp32
+// operands; arithmetic and accumulation stay fp32. The user's choice, never implied: it is
+// set with computation::with_precision and is part of the structural hash.
+enum class precision : std::uint8_t { ieee, tf32 };
+
+constexpr const char* to_string(precision p) { return p == precision::tf32 ? "tf32" : "ieee"; }
+
 struct computation {
   std::string name;
   std::vector<dimension> dims;
@@ -66,6 +74,7 @@ struct computation {
   std::vector<buffer> inputs;    // scalar function args: inputs[0].accesses..., inputs[1]...
   std::vector<buffer> outputs;   // result r is written to outputs[r]
   scalar_function f;
+  precision input_precision = precision::ieee;
 
   std::size_t rank() const { return dims.size(); }
   bool is_reduction(std::size_t d) const { return dims.at(d).combine != combine_kind::concat; }
@@ -81,6 +90,9 @@ struct computation {
   }
   friend bool operator==(const computation&, const computation&) = default;
 };
+
+// True when the f32 inputs of c are read at TF32 precision.
+inline bool reads_tf32(const computation& c) { return c.input_precision == precision::tf32; }
 
 // Identity of a built-in reduction for an element type (for custom operators: stored).
 double identity_of(const reduction_operator& r, std::size_t component, scalar_type t);

@@ -24,6 +24,10 @@ inline double to_type(double v, scalar_type t) {
       return double(std::int64_t(v));
     case scalar_type::boolean:
       return v != 0 ? 1.0 : 0.0;
+    case scalar_type::bf16:
+      return bf16_bits_to_float(bf16_bits_from(v));
+    case scalar_type::f16:
+      return f16_bits_to_float(f16_bits_from(v));
   }
   return v;
 }

@@ -76,6 +76,9 @@ inline std::uint64_t structural_hash(const computation& c) {
     }
   }
   hash_into(h, c.f);
+  // Added only when not the default, so that every ieee computation keeps its hash.
+  if (c.input_precision != precision::ieee)
+    h.str(std::string("precision:") + to_string(c.input_precision));
   return h.value();
 }
 

@@ -166,6 +166,16 @@ inline std::string to_string(const computation& c) {
       os << (r ? ", " : "") << format_number(c.reduction.identity[r], c.outputs.at(r).type);
     os << ")";
   }
+  bool converts = false;
+  for (std::size_t r = 0; r < c.outputs.size() && r < c.f.results.size(); ++r)
+    converts = converts || c.f.result_type(r) != c.outputs[r].type;
+  if (converts) {  // bf16/f16 outputs or pw(op, accumulate<T>)
+    os << "\n  computed in (";
+    for (std::size_t r = 0; r < c.f.results.size(); ++r)
+      os << (r ? "," : "") << short_name(c.f.result_type(r));
+    os << "), stored as out_view's types";
+  }
+  if (reads_tf32(c)) os << "\n  precision tf32 (f32 inputs read as TF32)";
   return os.str();
 }
 

@@ -33,16 +33,20 @@ struct workload {
   std::string hash;         // ir::structural_hash_hex (what must match)
   std::vector<std::int64_t> sizes;
   std::vector<std::string> types;  // element types of inputs then outputs (short names)
+  // How f32 inputs are read: "ieee", or "tf32" (computation::with_precision). A tf32 record is
+  // never used for the ieee workload, nor the reverse. Written to the file when not "ieee".
+  std::string precision = "ieee";
 
   static workload of(const ir::computation& c, const std::vector<std::int64_t>& sizes) {
-    workload w{c.name, ir::structural_hash_hex(c), sizes, {}};
+    workload w{c.name, ir::structural_hash_hex(c), sizes, {}, ir::to_string(c.input_precision)};
     for (auto* bufs : {&c.inputs, &c.outputs})
       for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
     return w;
   }
   // A fused pair (mdh::fuse): its name, the hash of both stages, the pair's buffers.
   static workload of(const ir::fused& f, const std::vector<std::int64_t>& sizes) {
-    workload w{f.name, ir::structural_hash_hex(f), sizes, {}};
+    workload w{f.name, ir::structural_hash_hex(f), sizes, {}, "ieee"};
+    if (ir::reads_tf32(f.first) || ir::reads_tf32(f.second)) w.precision = "tf32";
     for (auto* bufs : {&f.inputs, &f.outputs})
       for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
     return w;
@@ -76,6 +80,7 @@ inline nlohmann::json to_json(const parameter_record& r) {
                    {"hash", r.work.hash},
                    {"sizes", r.work.sizes},
                    {"types", r.work.types}};
+  if (r.work.precision != "ieee") j["workload"]["precision"] = r.work.precision;
   j["device"] = {{"backend", r.device.backend},
                  {"name", r.device.name},
                  {"compute_capability", r.device.compute_capability}};
@@ -104,6 +109,10 @@ inline parameter_record record_from_json(const nlohmann::json& j, const std::str
     r.work.hash = field(w, "hash", "workload.hash").get<std::string>();
     r.work.sizes = field(w, "sizes", "workload.sizes").get<std::vector<std::int64_t>>();
     r.work.types = field(w, "types", "workload.types").get<std::vector<std::string>>();
+    r.work.precision = w.value("precision", std::string("ieee"));
+    if (r.work.precision != "ieee" && r.work.precision != "tf32")
+      throw error("parameter file '" + origin + "': field 'workload.precision' is '" +
+                  r.work.precision + "', expected 'ieee' or 'tf32'");
     auto d = field(j, "device", "device");
     r.device.backend = field(d, "backend", "device.backend").get<std::string>();
     r.device.name = field(d, "name", "device.name").get<std::string>();
@@ -150,6 +159,9 @@ inline void write_parameter_file(const std::filesystem::path& p, const parameter
 
 // Why a record does not fit (empty when it does): names the first mismatching field.
 inline std::string mismatch(const parameter_record& r, const workload& w, const device_id& d) {
+  if (r.work.precision != w.precision)
+    return "workload.precision is " + r.work.precision + ", expected " + w.precision +
+           " (tuned with the inputs read at another precision)";
   if (r.work.hash != w.hash)
     return "workload.hash is " + r.work.hash + ", expected " + w.hash + " (another expression)";
   if (r.work.sizes != w.sizes) return "workload.sizes differ (tuned for other sizes)";

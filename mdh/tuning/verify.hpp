@@ -30,16 +30,43 @@ inline std::int64_t reduction_length(const ir::fused& f, const std::vector<std::
   return std::max(reduction_length(f.first, sizes), reduction_length(f.second, sizes));
 }
 
+// Machine epsilon (the distance from 1 to the next value) of a floating element type.
+constexpr double machine_epsilon(scalar_type t) {
+  switch (t) {
+    case scalar_type::f64:
+      return 0x1p-52;
+    case scalar_type::bf16:
+      return 0x1p-7;
+    case scalar_type::f16:
+      return 0x1p-10;
+    default:
+      return 0x1p-23;  // f32 (and what the integer types are never compared with)
+  }
+}
+
+// The relative L2 error a correct kernel may have against the reference, for outputs stored as
+// t after a reduction of `reduction_length` terms; the derivation is in docs/expressions.md
+// ("Tolerances"). Kernel and reference read the same inputs (TF32-rounded alike when the
+// computation reads TF32) and compute f in the same types; they differ in the order of the
+// accumulation, whose rounding errors add up like a random walk (~ eps * sqrt(K) for inputs of
+// random sign, not the worst case eps * K), and bf16/f16 outputs may then round to neighbouring
+// values: at most one unit in the last place, relative eps_t, per element (and once more
+// through an intermediate a fused pair stores in 16 bits).
+//   f32: 84 eps + 8.4 eps sqrt(K)  (= 1e-5 + 1e-6 sqrt(K))
+//   f64: 1e-12 + 1e-14 sqrt(K)
+//   bf16, f16 (accumulated in f32 or f64): 2 eps_t + the f32 bound
 inline double tolerance(scalar_type t, std::int64_t reduction_length) {
-  double eps = t == scalar_type::f32 ? 1e-5 : 1e-12;
-  double per_term = t == scalar_type::f32 ? 1e-6 : 1e-14;
-  return eps + per_term * std::sqrt(double(reduction_length));
+  const double k = std::sqrt(double(reduction_length));
+  if (t == scalar_type::f64) return 1e-12 + 1e-14 * k;
+  const double f32 =
+      84 * machine_epsilon(scalar_type::f32) + 8.4 * machine_epsilon(scalar_type::f32) * k;
+  return is_float16(t) ? 2 * machine_epsilon(t) + f32 : f32;
 }
 
 namespace detail {
 template <class T>
 std::string compare_typed(const T* got, const T* want, std::int64_t n, double tol) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_floating_point_v<T> || is_float16_v<T>) {
     double diff2 = 0, ref2 = 0;
     for (std::int64_t k = 0; k < n; ++k) {
       double g = double(got[k]), w = double(want[k]);
@@ -85,6 +112,10 @@ inline std::string compare(const buffer_ref& got, const buffer_ref& want,
                                    tol);
     case scalar_type::boolean:
       return detail::compare_typed(got.as<bool>(), want.as<bool>(), want.size(), tol);
+    case scalar_type::bf16:
+      return detail::compare_typed(got.as<bf16>(), want.as<bf16>(), want.size(), tol);
+    case scalar_type::f16:
+      return detail::compare_typed(got.as<f16>(), want.as<f16>(), want.size(), tol);
   }
   return "unknown type";
 }

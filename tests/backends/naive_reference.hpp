@@ -51,6 +51,12 @@ struct host_buffer {
       }
       case scalar_type::boolean:
         return *static_cast<const unsigned char*>(p) != 0;
+      case scalar_type::bf16:
+      case scalar_type::f16: {
+        std::uint16_t v;
+        std::memcpy(&v, p, 2);
+        return type == scalar_type::bf16 ? bf16_bits_to_float(v) : f16_bits_to_float(v);
+      }
     }
     return 0;
   }
@@ -78,6 +84,12 @@ struct host_buffer {
       case scalar_type::boolean:
         *static_cast<unsigned char*>(p) = x != 0;
         break;
+      case scalar_type::bf16:
+      case scalar_type::f16: {
+        std::uint16_t v = type == scalar_type::bf16 ? bf16_bits_from(x) : f16_bits_from(x);
+        std::memcpy(p, &v, 2);
+        break;
+      }
     }
   }
   // Non-zero random values; integers in [-20, 20], floats in [-1, 1] (quantized to 1/8 when

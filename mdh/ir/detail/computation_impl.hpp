@@ -102,6 +102,22 @@ inline void validate(const computation& c) {
     throw error(where("scalar function returns " + std::to_string(c.f.results.size()) +
                       " results but out_view has " + std::to_string(c.outputs.size()) +
                       " buffers"));
+  for (std::size_t r = 0; r < c.f.results.size(); ++r)
+    if (is_float16(c.f.result_type(r)))
+      throw error(where("result " + std::to_string(r) + " is computed in " +
+                        std::string(short_name(c.f.result_type(r))) +
+                        " (bf16/f16 store values; they are computed and accumulated in f32 or "
+                        "f64)"));
+  if (reads_tf32(c)) {
+    bool f32_input = false;
+    for (auto& b : c.inputs) f32_input = f32_input || b.type == scalar_type::f32;
+    if (c.reduction.kind != builtin::add || !f32_input)
+      throw error(
+          where("precision tf32 applies to fp32 contractions: it needs a pw(add) "
+                "reduction over f32 inputs (the reduction is " +
+                (c.reduction.kind == builtin::none ? std::string("none") : c.reduction.name) +
+                (f32_input ? "" : ", no input is f32") + ")"));
+  }
   if (c.reduction.kind == builtin::custom) {
     std::size_t m = c.outputs.size();
     if (c.reduction.custom.arg_types.size() != 2 * m || c.reduction.custom.results.size() != m ||
