@@ -15,7 +15,8 @@ auto bias_gelu() {
                      md_hom(
                          [](auto x, auto b) {
                            auto v = x + b;
-                           return T(0.5) * v * (T(1) + mdh::erf(v * T(0.70710678118654752440)));
+                           using V = compute_type_t<T>;
+                           return V(0.5) * v * (V(1) + mdh::erf(v * V(0.70710678118654752440)));
                          },
                          cc, cc),
                      inp_view(in<T>("X")(i, j), in<T>("b")(j)))

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <expressions/all.hpp>
@@ -20,94 +21,118 @@ struct catalog_entry {
   std::vector<std::int64_t> example_sizes;
 };
 
-template <class Visit>
+// The operators with element type T (float, double, mdh::bf16 or mdh::f16); histogram and
+// prl, which count and compare integers, are listed for float only.
+template <class T = float, class Visit>
 void for_each_operator(Visit&& visit) {
   using sizes = std::vector<std::int64_t>;
   auto fixed = [](auto comp) { return [comp](const sizes&) { return comp; }; };
-  visit(catalog_entry{"dot", "C = +_k A[k] * B[k]", "k", {1 << 20}}, fixed(dot()));
-  visit(catalog_entry{"matvec", "w[i] = +_k M[i,k] * v[k]", "i,k", {1024, 1024}}, fixed(matvec()));
+  visit(catalog_entry{"dot", "C = +_k A[k] * B[k]", "k", {1 << 20}}, fixed(dot<T>()));
+  visit(catalog_entry{"matvec", "w[i] = +_k M[i,k] * v[k]", "i,k", {1024, 1024}},
+        fixed(matvec<T>()));
   visit(catalog_entry{"matmul", "C[i,j] = +_k A[i,k] * B[k,j]", "i,j,k", {256, 256, 256}},
-        fixed(matmul()));
+        fixed(matmul<T>()));
   visit(catalog_entry{"matmul_t", "C[j,i] = +_k A[k,i] * B[j,k]", "i,j,k", {256, 256, 256}},
-        fixed(matmul_t()));
+        fixed(matmul_t<T>()));
   visit(
       catalog_entry{"bmatmul", "C[b,i,j] = +_k A[b,i,k] * B[b,k,j]", "b,i,j,k", {16, 10, 500, 64}},
-      fixed(bmatmul()));
+      fixed(bmatmul<T>()));
   visit(catalog_entry{"batch_matmul",
                       "BERT BatchMatMul: C[b1,b2,i,j] = +_k A[b1,b2,i,k] * B[b1,b2,k,j]",
                       "b1,b2,i,j,k",
                       {16, 12, 128, 64, 128}},
-        fixed(batch_matmul<float>()));
+        fixed(batch_matmul<T>()));
   visit(catalog_entry{"batch_matmul_nt",
                       "BERT Q*K^T: C[b1,b2,i,j] = +_k A[b1,b2,i,k] * B[b1,b2,j,k]",
                       "b1,b2,i,j,k",
                       {16, 12, 128, 128, 64}},
-        fixed(batch_matmul<float, false, true>()));
+        fixed(batch_matmul<T, false, true>()));
   visit(
       catalog_entry{"conv2d", "O[p,q] = +_{r,s} I[p+r,q+s] * F[r,s]", "p,q,r,s", {256, 256, 5, 5}},
-      fixed(conv2d()));
+      fixed(conv2d<T>()));
   visit(
       catalog_entry{
           "mcc", "NHWC/KRSC convolution, stride 1", "n,p,q,k,r,s,c", {1, 56, 56, 64, 3, 3, 64}},
-      fixed(mcc()));
+      fixed(mcc<T>()));
   visit(catalog_entry{"mcc_s2",
                       "NHWC/KRSC convolution, stride 2 (ResNet-50 layer 1)",
                       "n,p,q,k,r,s,c",
                       {16, 112, 112, 64, 7, 7, 3}},
-        fixed(mcc(2, 2)));
+        fixed(mcc<T>(2, 2)));
   visit(catalog_entry{"ccsd_t",
                       "CCSD(T) contraction abcdef-gdab-efgc",
                       "a,b,c,d,e,f,g",
                       {16, 16, 16, 16, 16, 16, 16}},
-        fixed(ccsd_t()));
-  visit(catalog_entry{"jacobi1d", "3-point stencil", "i", {1 << 20}}, fixed(jacobi1d()));
-  visit(catalog_entry{"jacobi2d", "5-point stencil", "i,j", {1024, 1024}}, fixed(jacobi2d()));
-  visit(catalog_entry{"jacobi3d", "7-point stencil", "i,j,k", {254, 254, 254}}, fixed(jacobi3d()));
-  visit(catalog_entry{"prl", "probabilistic record linkage, (++, max_PRL)", "i,j", {1024, 1024}},
-        fixed(prl()));
-  visit(catalog_entry{"histogram", "Out[b] = +_e (Elems[e] == Bins[b])", "e,b", {1 << 16, 64}},
-        fixed(histogram()));
-  visit(catalog_entry{"scan", "y[i] = +_{i' <= i} x[i']", "i", {1 << 16}}, fixed(scan()));
-  visit(catalog_entry{"reduce", "y = +_i x[i]", "i", {1 << 20}}, fixed(reduce()));
+        fixed(ccsd_t<T>()));
+  visit(catalog_entry{"jacobi1d", "3-point stencil", "i", {1 << 20}}, fixed(jacobi1d<T>()));
+  visit(catalog_entry{"jacobi2d", "5-point stencil", "i,j", {1024, 1024}}, fixed(jacobi2d<T>()));
+  visit(catalog_entry{"jacobi3d", "7-point stencil", "i,j,k", {254, 254, 254}},
+        fixed(jacobi3d<T>()));
+  if constexpr (std::is_same_v<T, float>) {
+    visit(catalog_entry{"prl", "probabilistic record linkage, (++, max_PRL)", "i,j", {1024, 1024}},
+          fixed(prl()));
+    visit(catalog_entry{"histogram", "Out[b] = +_e (Elems[e] == Bins[b])", "e,b", {1 << 16, 64}},
+          fixed(histogram()));
+  }
+  visit(catalog_entry{"scan", "y[i] = +_{i' <= i} x[i']", "i", {1 << 16}}, fixed(scan<T>()));
+  visit(catalog_entry{"reduce", "y = +_i x[i]", "i", {1 << 20}}, fixed(reduce<T>()));
   visit(catalog_entry{"reduce_sum_max", "(sum, max) of x", "i", {1 << 20}},
-        fixed(reduce_sum_max()));
-  visit(catalog_entry{"mul", "BERT Mul, 2-D elementwise", "i,j", {2048, 3072}}, fixed(multiply()));
-  visit(catalog_entry{"sub", "BERT Sub, 2-D elementwise", "i,j", {2048, 3072}}, fixed(subtract()));
+        fixed(reduce_sum_max<T>()));
+  visit(catalog_entry{"mul", "BERT Mul, 2-D elementwise", "i,j", {2048, 3072}},
+        fixed(multiply<T>()));
+  visit(catalog_entry{"sub", "BERT Sub, 2-D elementwise", "i,j", {2048, 3072}},
+        fixed(subtract<T>()));
   visit(catalog_entry{"bias_add", "O[n,h,w,c] = I[n,h,w,c] + b[c]", "n,h,w,c", {16, 32, 32, 64}},
-        fixed(bias_add()));
+        fixed(bias_add<T>()));
   visit(catalog_entry{"bias_add_grad", "O[j] = +_i I[i,j]", "i,j", {2048, 768}},
-        fixed(bias_add_grad()));
+        fixed(bias_add_grad<T>()));
   visit(
       catalog_entry{
           "bert_mask", "fused attention mask (1 - m1*m2) * -10000", "b,h,q,k", {16, 1, 384, 384}},
-      fixed(bert_mask()));
+      fixed(bert_mask<T>()));
   visit(
       catalog_entry{"attn_mask_add", "scores + (1 - mask) * -10000", "b,h,q,k", {16, 12, 128, 128}},
-      fixed(attn_mask_add()));
-  visit(catalog_entry{"bias_gelu", "gelu(x + b)", "i,j", {2048, 3072}}, fixed(bias_gelu()));
+      fixed(attn_mask_add<T>()));
+  visit(catalog_entry{"bias_gelu", "gelu(x + b)", "i,j", {2048, 3072}}, fixed(bias_gelu<T>()));
   visit(catalog_entry{"softmax_stats",
                       "row (max, sum of exp) with the custom max_sum operator",
                       "r,c",
                       {2048, 128}},
-        fixed(softmax_stats()));
+        fixed(softmax_stats<T>()));
   visit(catalog_entry{"softmax_normalize", "y = exp(x - M) / S", "r,c", {2048, 128}},
-        fixed(softmax_normalize()));
+        fixed(softmax_normalize<T>()));
   visit(catalog_entry{"layernorm_stats", "row (sum, sum of squares)", "r,c", {2048, 768}},
-        fixed(layernorm_stats()));
+        fixed(layernorm_stats<T>()));
   visit(catalog_entry{"layernorm_normalize",
                       "y = (x - mean) / sqrt(var + eps) * gamma + beta",
                       "r,c",
                       {2048, 768}},
-        [](const sizes& s) { return layernorm_normalize(s.size() > 1 ? s[1] : 1); });
+        [](const sizes& s) { return layernorm_normalize<T>(s.size() > 1 ? s[1] : 1); });
   // Two computations as one kernel (mdh::fuse): the statistics stay in the block.
   visit(catalog_entry{"softmax", "softmax_stats then softmax_normalize, fused", "r,c", {2048, 128}},
-        fixed(fuse("softmax", softmax_stats(), softmax_normalize())));
+        fixed(fuse("softmax", softmax_stats<T>(), softmax_normalize<T>())));
   visit(
       catalog_entry{
           "layernorm", "layernorm_stats then layernorm_normalize, fused", "r,c", {2048, 768}},
       [](const sizes& s) {
-        return fuse("layernorm", layernorm_stats(), layernorm_normalize(s.size() > 1 ? s[1] : 1));
+        return fuse("layernorm", layernorm_stats<T>(),
+                    layernorm_normalize<T>(s.size() > 1 ? s[1] : 1));
       });
+}
+
+// The operators of one element type by its short name: f32, bf16 or f16 (mdh-tune --type;
+// tf32 is f32 read at TF32 precision, see computation::with_precision).
+template <class Visit>
+void for_each_operator(std::string_view type, Visit&& visit) {
+  if (type == "f32")
+    for_each_operator<float>(visit);
+  else if (type == "bf16")
+    for_each_operator<bf16>(visit);
+  else if (type == "f16")
+    for_each_operator<f16>(visit);
+  else
+    throw error("the operator library has no element type '" + std::string(type) +
+                "' (f32, bf16, f16)");
 }
 
 }  // namespace mdh::ops

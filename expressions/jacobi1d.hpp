@@ -8,7 +8,7 @@ namespace mdh::ops {
 
 // 3-point Jacobi step: three accesses of one buffer. Size (i) = N - 2 for an x of length N.
 template <class T = float>
-auto jacobi1d(T c = T(1) / T(3)) {
+auto jacobi1d(compute_type_t<T> c = compute_type_t<T>(1) / compute_type_t<T>(3)) {
   auto [i] = indices<1>();
   return computation("jacobi1d", out_view(out<T>("y")(i)),
                      md_hom([c](auto l, auto m, auto r) { return c * (l + m + r); }, cc),

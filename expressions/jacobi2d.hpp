@@ -8,7 +8,7 @@ namespace mdh::ops {
 
 // 5-point Jacobi step, md_hom(J_2D, (++, ++)); y is the interior: sizes (i, j) = (N-2, M-2).
 template <class T = float>
-auto jacobi2d(T c = T(1) / T(5)) {
+auto jacobi2d(compute_type_t<T> c = compute_type_t<T>(1) / compute_type_t<T>(5)) {
   auto [i, j] = indices<2>();
   return computation(
              "jacobi2d", out_view(out<T>("y")(i, j)),

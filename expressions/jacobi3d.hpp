@@ -9,7 +9,7 @@ namespace mdh::ops {
 // 7-point Jacobi step: seven accesses of one buffer, the centre first, then the neighbours at
 // offsets 0 and 2 in i, j, k. y is the interior: sizes (i, j, k) = (N-2, N-2, N-2).
 template <class T = float>
-auto jacobi3d(T c = T(1) / T(7)) {
+auto jacobi3d(compute_type_t<T> c = compute_type_t<T>(1) / compute_type_t<T>(7)) {
   auto [i, j, k] = indices<3>();
   return computation("jacobi3d", out_view(out<T>("y")(i, j, k)),
                      md_hom([c](auto ctr, auto im, auto ip, auto jm, auto jp, auto km,

@@ -16,8 +16,9 @@ namespace mdh::ops {
 // Q(r) = sum_c X(r,c)^2 (pw(add) on both components). Sizes (r, c), e.g. (2048, 768).
 template <class T = float>
 auto layernorm_stats() {
-  static_assert(std::is_floating_point_v<T>,
-                "mdh::ops::layernorm_stats<T>() requires 'T' to be float or double");
+  static_assert(
+      std::is_floating_point_v<T> || is_float16_v<T>,
+      "mdh::ops::layernorm_stats<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
   auto [r, c] = indices<2>();
   return computation("layernorm_stats", out_view(out<T>("S")(r), out<T>("Q")(r)),
                      md_hom([](auto x) { return std::make_tuple(x, x * x); }, cc, pw(add)),
@@ -30,17 +31,19 @@ auto layernorm_stats() {
 //   Y(r,c) = (X(r,c) - mean) / sqrt(var + eps) * gamma(c) + beta(c).
 // `cols` must equal the c size of both steps (BERT: 768, eps 1e-12). Sizes (r, c).
 template <class T = float>
-auto layernorm_normalize(std::int64_t cols, T eps = T(1e-12)) {
-  static_assert(std::is_floating_point_v<T>,
-                "mdh::ops::layernorm_normalize<T>() requires 'T' to be float or double");
+auto layernorm_normalize(std::int64_t cols, compute_type_t<T> eps = compute_type_t<T>(1e-12)) {
+  static_assert(
+      std::is_floating_point_v<T> || is_float16_v<T>,
+      "mdh::ops::layernorm_normalize<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
   if (cols < 1) throw error("mdh::ops::layernorm_normalize: cols must be >= 1");
-  const T inv_n = T(1) / T(cols);
+  using V = compute_type_t<T>;  // bf16/f16 compute in float
+  const V inv_n = V(1) / V(cols);
   auto [r, c] = indices<2>();
   return computation("layernorm_normalize", out_view(out<T>("Y")(r, c)),
                      md_hom(
                          [inv_n, eps](auto x, auto s, auto q, auto g, auto b) {
                            auto mean = s * inv_n;
-                           auto var = mdh::max(q * inv_n - mean * mean, T(0));
+                           auto var = mdh::max(q * inv_n - mean * mean, V(0));
                            return (x - mean) / mdh::sqrt(var + eps) * g + b;
                          },
                          cc, cc),
@@ -51,7 +54,7 @@ auto layernorm_normalize(std::int64_t cols, T eps = T(1e-12)) {
 
 // Both steps: `auto [stats, normalize] = mdh::ops::layernorm(768);`, run in that order.
 template <class T = float>
-auto layernorm(std::int64_t cols, T eps = T(1e-12)) {
+auto layernorm(std::int64_t cols, compute_type_t<T> eps = compute_type_t<T>(1e-12)) {
   return std::make_pair(layernorm_stats<T>(), layernorm_normalize<T>(cols, eps));
 }
 

@@ -26,7 +26,7 @@ inline auto sum_max() {
 // maximum, both written to rank-0 outputs. Size (i).
 template <class T = float>
 auto reduce_sum_max() {
-  static_assert(std::is_floating_point_v<T>,
+  static_assert(std::is_floating_point_v<T> || is_float16_v<T>,
                 "mdh::ops::reduce_sum_max<T>() requires 'T' to be float or double (its "
                 "identity is -inf)");
   auto [i] = indices<1>();

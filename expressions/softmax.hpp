@@ -33,11 +33,13 @@ inline auto max_sum() {
 // S(r) = sum_c exp(X(r,c) - M(r)). Sizes (r, c); a [16,12,128,128] tensor is (16*12*128, 128).
 template <class T = float>
 auto softmax_stats() {
-  static_assert(std::is_floating_point_v<T>,
-                "mdh::ops::softmax_stats<T>() requires 'T' to be float or double");
+  static_assert(
+      std::is_floating_point_v<T> || is_float16_v<T>,
+      "mdh::ops::softmax_stats<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
   auto [r, c] = indices<2>();
   return computation("softmax_stats", out_view(out<T>("M")(r), out<T>("S")(r)),
-                     md_hom([](auto x) { return std::make_tuple(x, T(1)); }, cc, pw(max_sum())),
+                     md_hom([](auto x) { return std::make_tuple(x, compute_type_t<T>(1)); }, cc,
+                            pw(max_sum())),
                      inp_view(in<T>("X")(r, c)))
       .with_dim_names({"r", "c"});
 }
@@ -45,8 +47,9 @@ auto softmax_stats() {
 // Softmax step 2, the normalising map: Y(r,c) = exp(X(r,c) - M(r)) / S(r). Sizes (r, c).
 template <class T = float>
 auto softmax_normalize() {
-  static_assert(std::is_floating_point_v<T>,
-                "mdh::ops::softmax_normalize<T>() requires 'T' to be float or double");
+  static_assert(
+      std::is_floating_point_v<T> || is_float16_v<T>,
+      "mdh::ops::softmax_normalize<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
   auto [r, c] = indices<2>();
   return computation("softmax_normalize", out_view(out<T>("Y")(r, c)),
                      md_hom([](auto x, auto m, auto s) { return mdh::exp(x - m) / s; }, cc, cc),
