@@ -6,6 +6,7 @@
 #include <expressions/catalog.hpp>
 
 int main(int argc, char** argv) {
-  return mdh::tuning::cli::main(argc, argv,
-                                [](auto&& visit) { mdh::ops::for_each_operator(visit); });
+  return mdh::tuning::cli::main(argc, argv, [](std::string_view type, auto&& visit) {
+    mdh::ops::for_each_operator(type, visit);
+  });
 }

@@ -9,9 +9,10 @@
 //   }
 //
 // Commands: list; tune OPERATOR --sizes ... [--time s] [--more s] [--evaluations n] [--technique t]
-// [--seed n] [--backend auto|cuda|opencl] [--out dir] [--log file] [--threads n]; run OPERATOR
-// --sizes ... [--params dir_or_file]. CUDA is used when MDH_WITH_CUDA is set and a GPU is present,
-// OpenCL (MDH_WITH_OPENCL) otherwise. `mdh-tune COMMAND --help` says what each option accepts.
+// [--seed n] [--backend auto|cuda|opencl] [--out dir] [--log file] [--threads n]
+// [--type f32|bf16|f16|tf32]; run OPERATOR --sizes ... [--params dir_or_file] [--type ...]. CUDA is
+// used when MDH_WITH_CUDA is set and a GPU is present, OpenCL (MDH_WITH_OPENCL) otherwise.
+// `mdh-tune COMMAND --help` says what each option accepts.
 #pragma once
 
 #include <algorithm>
@@ -48,8 +49,8 @@ namespace mdh::tuning::cli {
 inline std::atomic<bool> interrupted{false};
 
 inline const char* usage_list =
-    "usage: mdh-tune list\n"
-    "  Lists the operators with their dimensions and example sizes.\n";
+    "usage: mdh-tune list [--type T]\n"
+    "  Lists the operators with their dimensions and example sizes (of element type T).\n";
 
 inline const char* usage_tune =
     "usage: mdh-tune tune OPERATOR --sizes N,N,... [options]\n"
@@ -67,6 +68,8 @@ inline const char* usage_tune =
     "  --out DIR         where the parameter file goes (default params)\n"
     "  --log FILE        the log (default DIR/<parameter file>.log.jsonl); one tuner at a time\n"
     "  --threads N       compile threads (a whole number >= 1; default: all cores)\n"
+    "  --type T          f32 (default), bf16, f16, or tf32: f32 with the inputs of a\n"
+    "                    contraction read at TF32 precision\n"
     "  Several budgets: whichever ends first. Ctrl-C stops after the measurements in progress\n"
     "  and writes the best so far; before tuning starts (and a second Ctrl-C) it exits at once.\n";
 
@@ -78,16 +81,18 @@ inline const char* usage_run =
     "  --params DIR|FILE    a folder of parameter files (default params) or one file; a path\n"
     "                       given here must exist\n"
     "  --backend B          auto (default), cuda or opencl\n"
+    "  --type T             f32 (default), bf16, f16 or tf32: as the record was tuned\n"
     "  Exit codes: 0 ran and matched; 1 an error; 2 a usage error; 3 ran and matched with the\n"
     "  default configuration because a parameter file for this workload could not be used\n"
     "  (the warning names it and says why).\n";
 
 inline std::string usage() {
-  return std::string("usage: mdh-tune list\n") +
+  return std::string("usage: mdh-tune list [--type T]\n") +
          "       mdh-tune tune OPERATOR --sizes N,N,... [--time S] [--more S] [--evaluations N]\n"
          "                [--technique T] [--seed N] [--backend B] [--out DIR] [--log FILE]\n"
-         "                [--threads N]\n"
+         "                [--threads N] [--type T]\n"
          "       mdh-tune run OPERATOR --sizes N,N,... [--params DIR_OR_FILE] [--backend B]\n"
+         "                [--type T]\n"
          "       mdh-tune COMMAND --help   (what each option accepts)\n";
 }
 
@@ -131,6 +136,8 @@ inline constexpr int exit_unusable_parameter_file = 3;
 
 struct options {
   std::string command, op, backend = "auto", technique = "auc_bandit";
+  std::string type = "f32";  // f32, bf16, f16 or tf32
+  bool type_given = false;
   std::vector<std::int64_t> sizes;
   double seconds = 60, more_seconds = 0;
   std::uint64_t evaluations = 0, seed = 1;
@@ -183,6 +190,7 @@ inline double parse_seconds(const std::string& flag, const std::string& s) {
 inline bool option_of(const std::string& command, const std::string& flag) {
   static const std::vector<std::string> tune_only = {
       "--time", "--more", "--evaluations", "--technique", "--seed", "--out", "--log", "--threads"};
+  if (flag == "--type") return true;  // list, tune and run
   if (command == "list") return false;
   if (flag == "--sizes" || flag == "--backend") return true;
   if (command == "run") return flag == "--params";
@@ -216,7 +224,7 @@ inline options parse(int argc, char** argv) {
     if (a.rfind("--", 0) != 0) fail_usage("unexpected argument '" + a + "'");
     static const std::vector<std::string> known = {
         "--sizes",   "--time", "--more", "--evaluations", "--technique", "--seed",
-        "--backend", "--out",  "--log",  "--params",      "--threads"};
+        "--backend", "--out",  "--log",  "--params",      "--threads",   "--type"};
     if (std::find(known.begin(), known.end(), a) == known.end())
       fail_usage("unknown option '" + a + "'");
     if (!option_of(o.command, a))
@@ -249,7 +257,11 @@ inline options parse(int argc, char** argv) {
       o.params = v, o.params_given = true;
     else if (a == "--threads")
       o.threads = std::size_t(parse_whole(a, v, 1, 4096, "a whole number >= 1"));
+    else if (a == "--type")
+      o.type = v, o.type_given = true;
   }
+  if (o.type != "f32" && o.type != "bf16" && o.type != "f16" && o.type != "tf32")
+    fail_usage("--type must be f32, bf16, f16 or tf32, not '" + o.type + "'");
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "opencl")
     fail_usage("--backend must be auto, cuda or opencl, not '" + o.backend + "'");
   // --evaluations or --more without --time: no limit on the total time
@@ -406,10 +418,54 @@ int dispatch(const options& o, const Comp& comp) {
 #endif
 }
 
-// The whole command line: `for_each(visit)` calls visit(catalog_entry, make) per operator.
+// The element type of the buffers an operator is built with for --type (tf32 is f32).
+inline std::string element_type_of(const options& o) { return o.type == "tf32" ? "f32" : o.type; }
+
+// The operator as --type asks for it: checked to have buffers of the element type when --type
+// was given, and read at TF32 precision for tf32 (a contraction only: otherwise an error).
+template <class Comp>
+Comp typed(const options& o, const Comp& comp) {
+  const std::string element = element_type_of(o);
+  if (o.type_given) {
+    bool found = false;
+    auto scan = [&](const mdh::ir::computation& c) {
+      for (auto* bufs : {&c.inputs, &c.outputs})
+        for (auto& b : *bufs) found = found || mdh::short_name(b.type) == element;
+    };
+    if constexpr (mdh::is_fused_v<Comp>)
+      scan(comp.first().ir()), scan(comp.second().ir());
+    else
+      scan(comp.ir());
+    if (!found)
+      throw mdh::error("--type " + o.type + ": '" + o.op + "' has no " + element +
+                       " buffers (it is defined with other element types)");
+  }
+  if (o.type != "tf32") return comp;
+  if constexpr (mdh::is_fused_v<Comp>)
+    throw mdh::error("--type tf32 applies to contractions; '" + o.op +
+                     "' is a fused pair of two computations");
+  else
+    return comp.with_precision(mdh::ir::precision::tf32);
+}
+
+// Calls for_each(element_type, visit) when the catalog takes an element type (f32, bf16, f16:
+// mdh::ops::for_each_operator), for_each(visit) when it has one type (one_operator).
+template <class ForEach, class Visit>
+void for_each_typed(ForEach& for_each, const std::string& element, Visit&& visit) {
+  if constexpr (std::is_invocable_v<ForEach&, std::string_view, Visit&>)
+    for_each(std::string_view(element), visit);
+  else
+    for_each(visit);
+}
+
+// The whole command line: `for_each(visit)` calls visit(catalog_entry, make) per operator
+// (or `for_each(element_type, visit)`, for catalogs of several element types).
 template <class ForEach>
-int main(int argc, char** argv, ForEach&& for_each) {
+int main(int argc, char** argv, ForEach&& for_each_operator) {
   options o = parse(argc, argv);
+  auto for_each = [&](auto&& visit) {
+    for_each_typed(for_each_operator, element_type_of(o), visit);
+  };
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   try {
@@ -436,7 +492,7 @@ int main(int argc, char** argv, ForEach&& for_each) {
         fail_usage("'" + o.op + "' has " + std::to_string(e.example_sizes.size()) +
                    " dimensions (" + std::string(e.dims) + "), --sizes gave " +
                    std::to_string(o.sizes.size()));
-      rc = dispatch(o, make(o.sizes));
+      rc = dispatch(o, typed(o, make(o.sizes)));
     });
     if (rc < 0) {
       std::string known;

@@ -186,5 +186,36 @@ if grep -q "(opencl)" <<<"$first"; then
   else fail "an infrastructure failure is not an invalid configuration (rc $rc)"; echo "$out" | tail -8; fi
 fi
 
+# --type: the bf16/f16 variants of the library, TF32 for contractions only, one record per type.
+expect "list --type bf16 has no histogram" 0 "^matmul +i,j,k" -- "$tool" list --type bf16
+if "$tool" list --type bf16 | grep -q "^histogram"; then fail "bf16 list leaves out histogram"
+else pass "bf16 list leaves out histogram"; fi
+expect "unknown --type" 2 "--type must be f32, bf16, f16 or tf32, not 'fp8'" -- \
+  "$tool" tune matmul --sizes 4,4,4 --type fp8
+expect "tf32 refuses a map" 1 "precision tf32 applies to fp32 contractions" -- \
+  "$tool" tune mul --sizes 8,8 --type tf32 --evaluations 1 --out "$work/t"
+expect "tf32 refuses a fused pair" 1 "tf32 applies to contractions; 'softmax' is a fused pair" -- \
+  "$tool" tune softmax --sizes 8,8 --type tf32 --evaluations 1 --out "$work/t"
+expect "tune bf16 matmul" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
+  "$tool" tune matmul --type bf16 --sizes 24,20,17 --evaluations 3 --out "$work/b"
+if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["workload"]["types"] == ["bf16"]*3' \
+     "$(ls "$work"/b/matmul_*.json)"; then pass "the bf16 record's workload types are bf16"
+else fail "the bf16 record's workload types are bf16"; fi
+expect "run bf16 from its record" 0 "configuration from .*: matches the CPU reference" -- \
+  "$tool" run matmul --type bf16 --sizes 24,20,17 --params "$work/b"
+expect "the f32 matmul does not take the bf16 record" 0 "no parameter file for matmul" -- \
+  "$tool" run matmul --sizes 24,20,17 --params "$work/b"
+expect "tune f16 softmax (fused)" 0 "written to .*softmax_" -- \
+  "$tool" tune softmax --type f16 --sizes 9,40 --evaluations 2 --out "$work/h"
+expect "tune tf32 matmul" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
+  "$tool" tune matmul --type tf32 --sizes 24,20,17 --evaluations 3 --out "$work/t"
+if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["workload"]["precision"] == "tf32"' \
+     "$(ls "$work"/t/matmul_*.json)"; then pass "the tf32 record says precision tf32"
+else fail "the tf32 record says precision tf32"; fi
+expect "run tf32 from its record" 0 "configuration from .*: matches the CPU reference" -- \
+  "$tool" run matmul --type tf32 --sizes 24,20,17 --params "$work/t"
+expect "the f32 matmul does not take the tf32 record" 0 "no parameter file for matmul" -- \
+  "$tool" run matmul --sizes 24,20,17 --params "$work/t"
+
 echo "mdh-tune: $passes passed, $fails failed"
 exit $((fails > 0))
