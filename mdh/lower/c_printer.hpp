@@ -15,7 +15,7 @@
 
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/evaluate.hpp>
-#include <mdh/lower/conversions.hpp>
+#include <mdh/lower/affine.hpp>
 #include <mdh/lower/kernel_plan.hpp>
 
 namespace mdh::lower {
@@ -228,9 +228,6 @@ class c_printer {
         if (t == scalar_type::f32) s += "f";
         return v < 0 ? "(" + s + ")" : s;
       }
-      case scalar_type::bf16:
-      case scalar_type::f16:  // raw bits: the float literal, converted
-        return convert_expr(literal(v, scalar_type::f32), scalar_type::f32, t, d_.type(t));
     }
     return "0";
   }
@@ -269,7 +266,7 @@ class c_printer {
           e = d_.math(x.kind, x.type) + "(" + v(x.a) + ")";
           break;
         case op::cast:
-          e = convert_expr(v(x.a), f.nodes[x.a].type, x.type, d_.type(x.type));
+          e = "(" + d_.type(x.type) + ")" + v(x.a);
           break;
         case op::add:
           e = bin("+");
@@ -329,7 +326,7 @@ class c_printer {
     std::string sig = d_.func_qualifier() + " void " + f_name_ + "(";
     std::vector<std::string> args;
     for (std::size_t a = 0; a < f.arg_types.size(); ++a) {
-      args.push_back(read_input_expr(p_.comp, "a" + std::to_string(a), f.arg_types[a]));
+      args.push_back("a" + std::to_string(a));
       sig += d_.type(f.arg_types[a]) + " a" + std::to_string(a) + ", ";
     }
     for (std::size_t r = 0; r < f.results.size(); ++r)
@@ -434,124 +431,40 @@ class c_printer {
     return s;
   }
 
-  // Flat offset of access `a` into global buffer g: coefficients folded with the strides.
-  static void flat_affine(const ir::access& a, const global_buffer& g, std::size_t rank,
-                          std::vector<std::int64_t>& coeff, std::int64_t& constant) {
-    coeff.assign(rank, 0);
-    constant = 0;
-    for (std::size_t k = 0; k < a.index.size(); ++k) {
-      for (std::size_t d = 0; d < rank; ++d) coeff[d] += a.index[k].coeff[d] * g.stride[k];
-      constant += a.index[k].offset * g.stride[k];
-    }
-  }
-
   static std::string ev(std::size_t d) { return "e" + std::to_string(d); }
 
-  // Vector groups: a dimension's register tile walked in groups of `width` consecutive slots
-  // whose first element is provably a multiple of width; eligible accesses load (and, for the
-  // ++ group, store) whole vectors. vec groups the innermost ++ dimension (names rg, eg, vg, rl,
-  // vectors w<arg>), vec_pw the innermost pw dimension (the same names with a prefix p).
-  struct vec_group {
-    std::size_t dim;
-    int width;
-    std::string p;  // prefix of the group's variable names
-  };
-  int vec() const { return int(p_.cfg.vec); }
-  std::size_t vec_dim() const { return p_.concat_dims.back(); }
-  vec_group vec_grp() const { return {vec_dim(), vec(), ""}; }
-  vec_group pw_grp() const { return {p_.reduce_dims.back(), int(p_.cfg.vec_pw), "p"}; }
-  static bool groups_aligned(const dim_plan& d, std::int64_t V) {
-    // group start = b*chunk + s*t_sm + q*rm_step + t*t_rm + rg: every term a multiple of V
-    return !d.strided && (d.blk == 1 || d.chunk % V == 0) && (d.n_sm == 1 || d.t_sm % V == 0) &&
-           (d.n_rm == 1 || d.rm_step % V == 0) && d.t_rm % V == 0;
-  }
-  bool vec_path() const {
-    if (p_.cfg.vec <= 1 || !p_.scan_dims.empty() || p_.concat_dims.empty()) return false;
-    return groups_aligned(p_.dims[vec_dim()], p_.cfg.vec);
-  }
-  bool pw_path() const {
-    if (p_.cfg.vec_pw <= 1 || p_.reduce_dims.empty()) return false;
-    return groups_aligned(p_.dims[p_.reduce_dims.back()], p_.cfg.vec_pw);
-  }
-  // An access of a global buffer whose elements along the group's dimension are consecutive and
-  // whose group start is aligned to the vector.
-  bool vec_eligible(const ir::access& a, const global_buffer& g, const vec_group& G) const {
-    if (size_of(g.type) != 4) return false;
-    std::vector<std::int64_t> coeff;
-    std::int64_t c0;
-    flat_affine(a, g, p_.dims.size(), coeff, c0);
-    for (std::size_t d = 0; d < coeff.size(); ++d)
-      if (d == G.dim ? coeff[d] != 1 : coeff[d] % G.width != 0) return false;
-    return c0 % G.width == 0;
-  }
+  // The variables of a vector group (vectorize pass): rg, eg, vg, rl, vectors w<arg> for the ++
+  // group; the same names with a prefix p for the pw group.
+  static std::string prefix(const vector_group& G) { return G.role == dim_role::reduce ? "p" : ""; }
   std::string flat_index_vec(const ir::access& a, const global_buffer& g,
-                             const vec_group& G) const {
-    std::vector<std::int64_t> coeff;
-    std::int64_t c0;
-    flat_affine(a, g, p_.dims.size(), coeff, c0);
-    return affine_expr(coeff, c0, [&G](std::size_t d) { return d == G.dim ? G.p + "eg" : ev(d); });
-  }
-  // Whether access `a` of input b loads vectors of group G with the register loops in `order`:
-  // from global memory, eligible, and not depending on a dimension whose loop is inside G's
-  // (the load is issued once per group, before those loops).
-  bool group_load(std::size_t b, const ir::access& a, const vec_group& G,
-                  const std::vector<std::size_t>& order) const {
-    for (auto& t : p_.tiles)
-      if (t.input == b) return false;
-    if (!vec_eligible(a, p_.inputs[b], G)) return false;
-    std::vector<std::int64_t> coeff;
-    std::int64_t c0;
-    flat_affine(a, p_.inputs[b], p_.dims.size(), coeff, c0);
-    for (auto it = std::find(order.begin(), order.end(), G.dim) + 1; it != order.end(); ++it)
-      if (coeff[*it] != 0) return false;
-    return true;
-  }
-  int group_loads(const std::vector<std::size_t>& order) const {
-    int n = 0;
-    for (std::size_t b = 0; b < p_.comp.inputs.size(); ++b)
-      for (auto& a : p_.comp.inputs[b].accesses)
-        n += (vec_path() && group_load(b, a, vec_grp(), order)) +
-             (pw_path() && group_load(b, a, pw_grp(), order));
-    return n;
-  }
-  // The register loops: pw dims, then the outer product over ++/ps dims. With vec_pw groups the
-  // innermost pw dim moves inside the others, since its vector loads need their elements:
-  // innermost, or just outside the vec group when more accesses load vectors that way (a
-  // matmul's B(k, j) along j, A(i, k) along k).
-  std::vector<std::size_t> register_order(const std::vector<std::size_t>& outer) const {
-    std::vector<std::size_t> reg = p_.reduce_dims;
-    reg.insert(reg.end(), outer.begin(), outer.end());
-    if (!pw_path()) return reg;
-    const std::size_t k = pw_grp().dim;
-    reg.erase(std::find(reg.begin(), reg.end(), k));
-    std::vector<std::size_t> inner = reg;
-    inner.push_back(k);
-    if (!vec_path()) return inner;
-    reg.insert(reg.end() - 1, k);  // the vec dim is the last (vec_path: no scan dims)
-    return group_loads(reg) > group_loads(inner) ? reg : inner;
+                             const vector_group& G) const {
+    const flat_access f = flatten(a, g, p_.dims.size());
+    const std::string P = prefix(G);
+    return affine_expr(f.coeff, f.constant,
+                       [&](std::size_t d) { return d == G.dim ? P + "eg" : ev(d); });
   }
   // Opens the group loop of G: `<p>eg` (first element), `<p>vg` (all valid).
-  void open_vec_group(const vec_group& G) {
+  void open_vec_group(const vector_group& G) {
     const dim_plan& d = p_.dims[G.dim];
-    const std::string rg = G.p + "rg";
+    const std::string rg = prefix(G) + "rg";
     out_.line("// groups of " + detail::num(G.width) + " consecutive elements of " + d.name);
     pragma_unroll();
     out_.line("for (int " + rg + " = 0; " + rg + " < " + detail::num(d.t_rm) + "; " + rg +
               " += " + detail::num(G.width) + ") {");
     auto [e0, v0] = element_expr(G.dim, rg);
     auto [e1, v1] = element_expr(G.dim, rg + " + " + detail::num(G.width - 1));
-    out_.line("const idx_t " + G.p + "eg = " + e0 + ";");
-    out_.line("const bool " + G.p + "vg = " + v1 +
+    out_.line("const idx_t " + prefix(G) + "eg = " + e0 + ";");
+    out_.line("const bool " + prefix(G) + "vg = " + v1 +
               ";  // valid elements are a prefix: the last decides");
   }
 
   // Inside a group: the loop over its lanes, r<dim> being the lane's register slot.
-  void open_vec_lanes(const vec_group& G) {
-    const std::string rl = G.p + "rl";
+  void open_vec_lanes(const vector_group& G) {
+    const std::string rl = prefix(G) + "rl";
     pragma_unroll();
     out_.line("for (int " + rl + " = 0; " + rl + " < " + detail::num(G.width) + "; ++" + rl +
               ") {");
-    out_.line("const int r" + std::to_string(G.dim) + " = " + G.p + "rg + " + rl + ";");
+    out_.line("const int r" + std::to_string(G.dim) + " = " + prefix(G) + "rg + " + rl + ";");
   }
 
   // Register slot `r` of dimension k within its thread's rm step, in two parts: the thread's
@@ -661,61 +574,18 @@ class c_printer {
     return s.empty() ? "0" : s;
   }
 
-  // Value expression v of result r (its accumulation type) as output r stores it.
-  std::string stored(std::size_t r, const std::string& v) const {
-    return convert_expr(v, p_.acc_type(r), p_.outputs[r].type, d_.type(p_.outputs[r].type));
-  }
-
   // Writes value expressions vals[r] to every access of every output.
   void print_output_writes(const std::vector<std::string>& vals, bool atomic) {
-    std::vector<std::int64_t> coeff;
-    std::int64_t c0;
     for (std::size_t r = 0; r < p_.outputs.size(); ++r)
       for (auto& a : p_.comp.outputs[r].accesses) {
-        flat_affine(a, p_.outputs[r], p_.dims.size(), coeff, c0);
-        std::string idx = affine_expr(coeff, c0, ev);
+        const flat_access f = flatten(a, p_.outputs[r], p_.dims.size());
+        std::string idx = affine_expr(f.coeff, f.constant, ev);
         if (atomic)
           out_.line("mdh_atomic_combine" + std::to_string(r) + "(&" + p_.outputs[r].name + "[" +
                     idx + "], " + vals[r] + ");");
         else
-          out_.line(p_.outputs[r].name + "[" + idx + "] = " + stored(r, vals[r]) + ";");
+          out_.line(p_.outputs[r].name + "[" + idx + "] = " + vals[r] + ";");
       }
-  }
-
-  // Vector width of a tile copy: 4 or 2 elements of a 4-byte type when every vector lies whole
-  // inside one row of the global buffer and starts 16 (8) bytes aligned, else 1. The box start
-  // along the last buffer dimension is an affine function of the S_d (see smem_tile): every term
-  // that can vary must be a multiple of the width.
-  int copy_width(const smem_tile& t) const {
-    const global_buffer& g = p_.inputs[t.input];
-    const std::size_t last = t.extent.size() - 1;
-    if (size_of(g.type) != 4) return 1;
-    for (int V : {4, 2}) {
-      bool ok = t.extent[last] % V == 0 && g.shape[last] % V == 0 && t.base_const[last] % V == 0;
-      for (std::size_t d = 0; d < p_.dims.size() && ok; ++d) {
-        const std::int64_t cf = t.base_coeff[last][d];
-        if (cf == 0) continue;
-        const dim_plan& dp = p_.dims[d];
-        ok = (dp.blk == 1 || (cf * dp.chunk) % V == 0) &&
-             (dp.n_sm == 1 || (cf * dp.t_sm) % V == 0) &&
-             (dp.role == dim_role::reduce || dp.n_rm == 1 || (cf * dp.rm_step) % V == 0);
-      }
-      if (ok) return V;
-    }
-    return 1;
-  }
-  // The tile stores a vector in one piece when its rows keep the buffer's last dimension
-  // innermost and stay aligned.
-  bool copy_store_vector(const smem_tile& t, int V) const {
-    const std::size_t last = t.extent.size() - 1;
-    if (V == 1 || t.order[last] != last) return false;
-    for (std::size_t k = 0; k < last; ++k)
-      if (t.stride[k] % V != 0) return false;
-    return (t.offset_bytes % (4 * V)) == 0;
-  }
-  // Per-thread copy slots of a tile when copies are staged in registers (prefetch).
-  std::int64_t copy_slots(const smem_tile& t) const {
-    return ceil_div(t.box_elements / copy_width(t), p_.threads);
   }
 
   // Emits the coordinates of vector `f` of tile t (u_k in the tile, g_k in the buffer) and
@@ -757,7 +627,7 @@ class c_printer {
                         const std::string& value) {
     if (V == 1) {
       out_.line(name + "[" + sidx + "] = " + value + ";");
-    } else if (copy_store_vector(t, V)) {
+    } else if (t.copy_store_vector) {
       out_.line("*(" + d_.local_vector_ptr(p_.inputs[t.input].type, V) + ")&" + name + "[" + sidx +
                 "] = " + value + ";");
     } else {
@@ -777,7 +647,7 @@ class c_printer {
 
   // The whole copy of tile t, straight from global to shared memory.
   void print_copy(const smem_tile& t) {
-    const int V = copy_width(t);
+    const int V = int(t.copy_width);
     out_.line("{  // copy the block's part of " + p_.comp.inputs[t.input].name + " into " + t.name +
               " (all threads, coalesced" +
               (V > 1 ? ", " + detail::num(V) + "-element vectors" : "") + ")");
@@ -795,8 +665,8 @@ class c_printer {
 
   // Prefetch, first half: this thread's slots of tile t into registers pf<input>[].
   void print_copy_to_registers(const smem_tile& t) {
-    const int V = copy_width(t);
-    const std::int64_t n = t.box_elements / V, slots = copy_slots(t);
+    const int V = int(t.copy_width);
+    const std::int64_t n = t.box_elements / V, slots = t.copy_slots;
     const std::string P = "pf" + std::to_string(t.input);
     out_.line("{  // " + p_.comp.inputs[t.input].name + ": the next tile into registers");
     print_box_start(t);
@@ -813,8 +683,8 @@ class c_printer {
 
   // Prefetch, second half: the registers pf<input>[] into tile t.
   void print_registers_to_tile(const smem_tile& t, const std::string& name) {
-    const int V = copy_width(t);
-    const std::int64_t n = t.box_elements / V, slots = copy_slots(t);
+    const int V = int(t.copy_width);
+    const std::int64_t n = t.box_elements / V, slots = t.copy_slots;
     out_.line("{  // " + p_.comp.inputs[t.input].name + ": registers into " + name);
     pragma_unroll();
     out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
@@ -844,10 +714,8 @@ class c_printer {
     for (auto& t : p_.tiles)
       if (t.input == b) tile = &t;
     if (!tile) {
-      std::vector<std::int64_t> coeff;
-      std::int64_t c0;
-      flat_affine(a, g, p_.dims.size(), coeff, c0);
-      return g.name + "[" + affine_expr(coeff, c0, ev) + "]";
+      const flat_access f = flatten(a, g, p_.dims.size());
+      return g.name + "[" + affine_expr(f.coeff, f.constant, ev) + "]";
     }
     // tile index: sum_k (g_k - tb_k) * stride_k, with g_k - tb_k = sum_d c (e_d - S_d) + off - base
     std::vector<std::int64_t> coeff(p_.dims.size(), 0);
@@ -963,8 +831,7 @@ class c_printer {
     out_.line("}");
     // The sm tiles of all reduction dimensions as one loop (row-major over them), so that a
     // prefetch can name "the next tile".
-    std::int64_t n_tiles = 1;
-    for (auto j : p_.reduce_dims) n_tiles *= p_.dims[j].n_sm;
+    const std::int64_t n_tiles = p_.copies.steps;
     auto print_tile_coords = [&](const std::string& st, const char* s_name) {
       std::int64_t w = 1;
       for (std::size_t i = p_.reduce_dims.size(); i-- > 0;) {
@@ -979,15 +846,15 @@ class c_printer {
         w *= d.n_sm;
       }
     };
-    const bool prefetch = p_.prefetch && !p_.tiles.empty() && !p_.reduce_dims.empty();
-    const bool double_buffer = prefetch && p_.prefetch == 2;
+    const bool double_buffer = p_.copies.staging == tile_staging::two_buffers;
+    const bool prefetch = double_buffer || p_.copies.staging == tile_staging::registers;
     if (prefetch) {
       out_.line("// ---- prefetch: each tile is loaded into registers one tile ahead");
       for (auto& t : p_.tiles) {
-        const int V = copy_width(t);
+        const int V = int(t.copy_width);
         const auto T = p_.inputs[t.input].type;
         out_.line((V == 1 ? d_.type(T) : d_.vector_type(T, V)) + " pf" + std::to_string(t.input) +
-                  "[" + detail::num(copy_slots(t)) + "];");
+                  "[" + detail::num(t.copy_slots) + "];");
       }
       out_.line("{");
       print_tile_coords("0", "sn");
@@ -999,7 +866,7 @@ class c_printer {
       out_.line("// step st + 1 go into the other one; one barrier per step");
       // The thread combine of the previous ++ step read its results from scratch that shares
       // these bytes: wait for every thread before overwriting them.
-      if (p_.thread_combine_needed) out_.line(d_.barrier());
+      if (p_.copies.barrier_before_fill) out_.line(d_.barrier());
       for (auto& t : p_.tiles) print_registers_to_tile(t, t.name + "_b");
       out_.line(d_.barrier());
       out_.line("if (1 < " + detail::num(n_tiles) + ") {");
@@ -1019,7 +886,7 @@ class c_printer {
         out_.line(T + " " + t.name + " = " + t.name + "_b + (st & 1) * " +
                   detail::num(t.buffer_stride) + ";");
       }
-    } else if (!p_.tiles.empty()) {
+    } else if (p_.copies.staging != tile_staging::none) {
       out_.line("// ---- cooperative copies into shared memory");
       out_.line(d_.barrier());
       for (auto& t : p_.tiles) prefetch ? print_registers_to_tile(t, t.name) : print_copy(t);
@@ -1032,41 +899,33 @@ class c_printer {
         out_.line("}");
       }
     }
-    // The rm steps of the reduction are unrolled when the unrolled code stays small: the
-    // shared-memory loads of consecutive steps then overlap. Few steps only: 768 unrolled steps
-    // of a convolution's channel x window loops took NVRTC 19 s, stalling a tuning batch, and
-    // NVRTC's time grows faster than the code: a batched product's 8 x 6 x 8 register tile took
-    // 0.9 s with 1 step, 15 s with 4 steps (1536 bodies), 56 s at 8 x 8 x 8 with 4 (2048).
-    std::int64_t body = 1, steps = 1;
-    for (auto& d : p_.dims) body *= d.t_rm;
-    for (auto j : p_.reduce_dims) steps *= p_.dims[j].n_rm;
     for (auto j : p_.reduce_dims)
-      open_loop("q" + std::to_string(j), p_.dims[j].n_rm, steps <= 64 && steps * body <= 1024,
+      open_loop("q" + std::to_string(j), p_.dims[j].n_rm, p_.unroll_reduce_steps,
                 "rm steps of " + p_.dims[j].name);
     // ---- register loops: reduce dims outermost, then the outer product over ++/ps dims (the
     // innermost reduce dim moves inside with vec_pw, see register_order)
-    const std::vector<std::size_t> reg = register_order(outer);
-    std::vector<vec_group> groups;
-    if (vec_path()) groups.push_back(vec_grp());
-    if (pw_path()) groups.push_back(pw_grp());
+    const std::vector<std::size_t>& reg = p_.register_order;
+    const std::vector<vector_group>& groups = p_.vector_groups;
     std::string opened;  // validity of the dimensions whose loops are open
     for (auto j : reg) {
       auto G = std::find_if(groups.begin(), groups.end(), [j](auto& g) { return g.dim == j; });
       if (G != groups.end()) {
         open_vec_group(*G);
-        std::size_t arg = 0;
-        for (std::size_t b = 0; b < p_.comp.inputs.size(); ++b)
-          for (auto& a : p_.comp.inputs[b].accesses) {
-            std::string A = std::to_string(arg++);
-            if (!group_load(b, a, *G, reg)) continue;
-            auto t = p_.inputs[b].type;
-            out_.line("const " + d_.vector_type(t, G->width) + " w" + G->p + A + " = (" + G->p +
-                      "vg" + opened + ") ? " +
-                      d_.vector_load(t, G->width,
-                                     "&" + p_.inputs[b].name + "[" +
-                                         flat_index_vec(a, p_.inputs[b], *G) + "]") +
-                      " : " + d_.vector_zero(t, G->width) + ";");
-          }
+        const std::size_t gi = std::size_t(G - groups.begin());
+        const std::string P = prefix(*G);
+        const int W = int(G->width);
+        for (std::size_t arg = 0; arg < p_.reads.size(); ++arg) {
+          const input_read& rd = p_.reads[arg];
+          if (std::find(rd.vector_groups.begin(), rd.vector_groups.end(), gi) ==
+              rd.vector_groups.end())
+            continue;
+          const auto& a = p_.comp.inputs[rd.input].accesses[rd.access];
+          const global_buffer& g = p_.inputs[rd.input];
+          out_.line("const " + d_.vector_type(g.type, W) + " w" + P + std::to_string(arg) + " = (" +
+                    P + "vg" + opened + ") ? " +
+                    d_.vector_load(g.type, W, "&" + g.name + "[" + flat_index_vec(a, g, *G) + "]") +
+                    " : " + d_.vector_zero(g.type, W) + ";");
+        }
         open_vec_lanes(*G);
       } else {
         open_loop("r" + std::to_string(j), p_.dims[j].t_rm, true, "");
@@ -1078,18 +937,18 @@ class c_printer {
     for (auto j : reg) valid += (valid.empty() ? "" : " && ") + ("v" + std::to_string(j));
     out_.line("if (" + valid + ") {");
     std::string call = f_name_ + "(";
-    std::size_t arg = 0;
-    for (std::size_t b = 0; b < p_.comp.inputs.size(); ++b)
-      for (auto& a : p_.comp.inputs[b].accesses) {
-        std::string A = std::to_string(arg);
-        std::string T = d_.type(p_.inputs[b].type);
-        std::string value = load(b, a);
-        for (auto& G : groups)  // the lane of the group's vector, else a scalar load
-          if (group_load(b, a, G, reg))
-            value = G.p + "vg ? ((const " + T + "*)&w" + G.p + A + ")[" + G.p + "rl] : " + value;
-        out_.line("const " + T + " x" + A + " = " + value + ";");
-        call += "x" + std::to_string(arg++) + ", ";
+    for (std::size_t arg = 0; arg < p_.reads.size(); ++arg) {
+      const input_read& rd = p_.reads[arg];
+      const std::string A = std::to_string(arg);
+      const std::string T = d_.type(p_.inputs[rd.input].type);
+      std::string value = load(rd.input, p_.comp.inputs[rd.input].accesses[rd.access]);
+      for (auto gi : rd.vector_groups) {  // the lane of the group's vector, else a scalar load
+        const std::string P = prefix(groups[gi]);
+        value = P + "vg ? ((const " + T + "*)&w" + P + A + ")[" + P + "rl] : " + value;
       }
+      out_.line("const " + T + " x" + A + " = " + value + ";");
+      call += "x" + A + ", ";
+    }
     for (std::size_t r = 0; r < m; ++r) {
       out_.line(d_.type(p_.acc_type(r)) + " f" + std::to_string(r) + " = (" +
                 d_.type(p_.acc_type(r)) + ")0;");
@@ -1364,47 +1223,46 @@ class c_printer {
                                                 : !p_.partials.empty() ? "this block's partials"
                                                                        : "outputs"));
     out_.line("if (r_tid == 0) {");
-    const bool vp = vec_path() && p_.blk_combine == block_combine_kind::none;
     for (auto j : outer) {
-      if (vp && j == vec_dim()) {
-        open_vec_group(vec_grp());
+      if (p_.vector_write && j == p_.vector_groups[0].dim) {
+        const vector_group& G = p_.vector_groups[0];
+        const int V = int(G.width);
+        open_vec_group(G);
         std::string others;
         for (auto i : outer)
           if (i != j) others += " && v" + std::to_string(i);
         out_.line("if (vg" + others + ") {  // the whole group: vector stores where aligned");
-        for (std::size_t r = 0; r < m; ++r)
-          for (auto& a : p_.comp.outputs[r].accesses) {
-            const auto& g = p_.outputs[r];
-            std::vector<std::string> vals;
-            for (int l = 0; l < vec(); ++l) {
-              std::string ai = acc_index(outer);
-              std::string rv = "r" + std::to_string(j);
-              for (std::size_t pos; (pos = ai.find(rv)) != std::string::npos;)
-                ai.replace(pos, rv.size(), "(rg + " + std::to_string(l) + ")");
-              vals.push_back("acc" + std::to_string(r) + "[" + ai + "]");
-            }
-            if (vec_eligible(a, g, vec_grp())) {
-              out_.line(d_.vector_store(g.type, vec(),
-                                        "&" + g.name + "[" + flat_index_vec(a, g, vec_grp()) + "]",
-                                        vals) +
-                        ";");
-            } else {
-              std::vector<std::int64_t> coeff;
-              std::int64_t c0;
-              flat_affine(a, g, p_.dims.size(), coeff, c0);
-              std::size_t vd = vec_dim();
-              for (int l = 0; l < vec(); ++l)
-                out_.line(g.name + "[" +
-                          affine_expr(coeff, c0,
-                                      [&](std::size_t d) {
-                                        return d == vd ? "(eg + " + std::to_string(l) + ")" : ev(d);
-                                      }) +
-                          "] = " + stored(r, vals[l]) + ";");
-            }
+        for (const output_write& w : p_.writes) {
+          const std::size_t r = w.output;
+          const auto& a = p_.comp.outputs[r].accesses[w.access];
+          const auto& g = p_.outputs[r];
+          std::vector<std::string> vals;
+          for (int l = 0; l < V; ++l) {
+            std::string ai = acc_index(outer);
+            std::string rv = "r" + std::to_string(j);
+            for (std::size_t pos; (pos = ai.find(rv)) != std::string::npos;)
+              ai.replace(pos, rv.size(), "(rg + " + std::to_string(l) + ")");
+            vals.push_back("acc" + std::to_string(r) + "[" + ai + "]");
           }
+          if (w.vector_store) {
+            out_.line(d_.vector_store(g.type, V, "&" + g.name + "[" + flat_index_vec(a, g, G) + "]",
+                                      vals) +
+                      ";");
+          } else {
+            const flat_access f = flatten(a, g, p_.dims.size());
+            for (int l = 0; l < V; ++l)
+              out_.line(g.name + "[" +
+                        affine_expr(f.coeff, f.constant,
+                                    [&](std::size_t d) {
+                                      return d == G.dim ? "(eg + " + std::to_string(l) + ")"
+                                                        : ev(d);
+                                    }) +
+                        "] = " + vals[l] + ";");
+          }
+        }
         out_.line("continue;");
         out_.line("}");
-        open_vec_lanes(vec_grp());
+        open_vec_lanes(G);
       } else {
         open_loop("r" + std::to_string(j), p_.dims[j].t_rm, true, "");
       }
@@ -1426,7 +1284,7 @@ class c_printer {
       print_output_writes(vals, p_.blk_combine == block_combine_kind::atomic);
     }
     out_.line("}");
-    for (std::size_t j = 0; j < outer.size() + (vp ? 1 : 0); ++j) out_.line("}");
+    for (std::size_t j = 0; j < outer.size() + (p_.vector_write ? 1 : 0); ++j) out_.line("}");
     out_.line("}");
   }
 

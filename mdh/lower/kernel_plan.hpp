@@ -57,7 +57,56 @@ struct smem_tile {
   std::int64_t offset_bytes = 0;                      // in the block's shared-memory pool
   std::int64_t buffers = 1;        // 2 with prefetch = 2: step s computes on buffer s % 2
   std::int64_t buffer_stride = 0;  // elements from one buffer to the next (16-byte aligned)
+  // The copy (copy_schedule pass): elements per global load (1, 2 or 4), whether a vector is
+  // stored into the tile in one piece, and each thread's register slots when copies are staged.
+  std::int64_t copy_width = 1;
+  bool copy_store_vector = false;
+  std::int64_t copy_slots = 0;
   friend bool operator==(const smem_tile&, const smem_tile&) = default;
+};
+
+// A vector group (vectorize pass): the register tile of dimension `dim` walked in groups of
+// `width` consecutive slots, the first element of each provably a multiple of width. One group
+// along the innermost ++ dimension (vec), one along the innermost pw dimension (vec_pw).
+struct vector_group {
+  std::size_t dim = 0;
+  std::int64_t width = 1;
+  dim_role role = dim_role::concat;
+  friend bool operator==(const vector_group&, const vector_group&) = default;
+};
+
+// One read of the scalar function's arguments: access `access` of input `input`, and the groups
+// (indices into kernel_plan::vector_groups) that load it as a whole vector before their lane loop.
+struct input_read {
+  std::size_t input = 0, access = 0;
+  std::vector<std::size_t> vector_groups;
+  friend bool operator==(const input_read&, const input_read&) = default;
+};
+
+// One write of a result: access `access` of output `output`; vector_store when the write loop
+// walks the vec group and this access stores the group's elements as one vector.
+struct output_write {
+  std::size_t output = 0, access = 0;
+  bool vector_store = false;
+  friend bool operator==(const output_write&, const output_write&) = default;
+};
+
+// How the shared tiles of a reduction step are filled (copy_schedule pass).
+//   direct:      barrier; global -> tile; barrier; compute
+//   registers:   (before the loop: step 0 -> registers) barrier; registers -> tile; barrier;
+//                next step -> registers; compute
+//   two_buffers: (before the loop: step 0 -> registers -> buffer 0, barrier, step 1 ->
+//                registers) compute on buffer st % 2; registers -> the other buffer; step st + 2
+//                -> registers; barrier
+enum class tile_staging : std::uint8_t { none, direct, registers, two_buffers };
+
+struct copy_schedule {
+  tile_staging staging = tile_staging::none;
+  std::int64_t steps = 1;  // the sm tiles of all reduction dimensions as one loop
+  // two_buffers: the thread combine of the previous ++ step read scratch that shares the tiles'
+  // bytes, so a barrier precedes the first fill.
+  bool barrier_before_fill = false;
+  friend bool operator==(const copy_schedule&, const copy_schedule&) = default;
 };
 
 enum class block_combine_kind : std::uint8_t { none, atomic, second_kernel, last_block };
@@ -107,6 +156,15 @@ struct kernel_plan {
   block_combine_kind blk_combine = block_combine_kind::none;
   bool index64 = false;       // some buffer has >= 2^31 elements: index with 64-bit integers
   std::int64_t prefetch = 0;  // 1: tiles staged in registers one step ahead; 2: also two buffers
+
+  // Decisions of the vectorize, register_loops and copy_schedule passes (see passes.hpp).
+  std::vector<vector_group> vector_groups;  // of the register loops, vec's first
+  std::vector<std::size_t> register_order;  // register loops, outermost first
+  bool unroll_reduce_steps = false;         // the rm-step loops of the reduction dims
+  std::vector<input_read> reads;            // the scalar function's arguments, in order
+  bool vector_write = false;                // the write loop walks vector_groups[0] (vec)
+  std::vector<output_write> writes;         // every access of every output, in order
+  copy_schedule copies;
 
   std::vector<kernel> kernels;  // launched in this order
 

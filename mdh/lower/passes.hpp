@@ -10,8 +10,11 @@
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/hash.hpp>
 #include <mdh/lower/config.hpp>
+#include <mdh/lower/copy_schedule.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/kernel_plan.hpp>
+#include <mdh/lower/register_loops.hpp>
+#include <mdh/lower/vectorize.hpp>
 
 namespace mdh::lower::passes {
 
@@ -246,6 +249,10 @@ inline kernel_plan run_all(const ir::computation& comp, const std::vector<std::i
   global_buffers(p);
   cache_inputs(p);
   combines(p);
+  vector_groups(p);
+  register_loops(p);
+  vector_accesses(p);
+  copy_schedule(p);
   kernels(p);
   return p;
 }
