@@ -471,12 +471,9 @@ class c_printer {
   // (blocked: t * t_rm; strided: t) and the slot's (blocked: r; strided: r * thr); "" where a
   // part is zero. The one place the printer spells the thread-to-element mapping.
   std::pair<std::string, std::string> slot_parts(std::size_t k, const std::string& r) const {
-    const dim_plan& d = p_.dims[k];
-    const std::string t = "t" + std::to_string(k);
-    if (d.t_rm == 1) return {d.thr == 1 ? "" : t, ""};
-    if (d.thr == 1) return {"", r};
-    if (d.strided) return {t, "(" + r + ") * " + detail::num(d.thr)};
-    return {t + " * " + detail::num(d.t_rm), r};
+    auto terms = symbolic_terms(p_.dims[k].elements.modes(3, 5),
+                                {{"t" + std::to_string(k), true}, {r, false}});
+    return {terms[0], terms[1]};
   }
   static std::string join_sum(const std::string& a, const std::string& b) {
     if (a.empty()) return b.empty() ? "0" : b;
@@ -504,9 +501,10 @@ class c_printer {
     std::string K = std::to_string(k);
     auto [thread, slot] = slot_parts(k, r);
     std::string within = join_sum(thread, slot);
-    std::string in_tile = "q" + K + " * " + detail::num(d.rm_step) + " + " + within;
-    std::string local = "s" + K + " * " + detail::num(d.t_sm) + " + " + in_tile;
-    std::string e = "b" + K + " * " + detail::num(d.chunk) + " + " + local;
+    auto outer = symbolic_terms(d.elements.modes(0, 3), {{"b" + K}, {"s" + K}, {"q" + K}}, true);
+    std::string in_tile = outer[2] + " + " + within;
+    std::string local = outer[1] + " + " + in_tile;
+    std::string e = outer[0] + " + " + local;
     std::vector<std::string> conds;
     if (d.t_sm % d.rm_step != 0) conds.push_back(in_tile + " < " + detail::num(d.t_sm));
     if (d.chunk % d.t_sm != 0) conds.push_back(local + " < " + detail::num(d.chunk));
@@ -592,12 +590,8 @@ class c_printer {
   // returns {guard, global index, tile index}; `tb` names the box start variables.
   std::array<std::string, 3> copy_element(const smem_tile& t, int V, const std::string& f) {
     const global_buffer& g = p_.inputs[t.input];
-    const std::size_t rank = t.extent.size();
-    std::vector<std::int64_t> ext = t.extent;
-    ext[rank - 1] /= V;
-    std::int64_t w = 1;
-    std::vector<std::int64_t> W(rank);
-    for (std::size_t k = rank; k-- > 0;) W[k] = w, w *= ext[k];
+    const std::size_t rank = t.box.rank();
+    const std::vector<std::int64_t>&ext = t.copy_vectors.shape, &W = t.copy_vectors.stride;
     std::string guard, gidx, sidx;
     for (std::size_t k = 0; k < rank; ++k) {
       std::string K = std::to_string(k), u = "u" + K, gg = "g" + K;
@@ -609,13 +603,13 @@ class c_printer {
       guard +=
           (guard.empty() ? "" : " && ") + (gg + " >= 0 && " + gg + " < " + detail::num(g.shape[k]));
       gidx += (gidx.empty() ? "" : " + ") + (gg + " * " + detail::num(g.stride[k]));
-      sidx += (sidx.empty() ? "" : " + ") + (u + " * " + detail::num(t.stride[k]));
+      sidx += (sidx.empty() ? "" : " + ") + (u + " * " + detail::num(t.box.stride[k]));
     }
     return {guard, gidx, sidx};
   }
 
   void print_box_start(const smem_tile& t) {
-    for (std::size_t k = 0; k < t.extent.size(); ++k)
+    for (std::size_t k = 0; k < t.box.rank(); ++k)
       out_.line("const idx_t tb" + std::to_string(k) + " = " +
                 affine_expr(t.base_coeff[k], t.base_const[k],
                             [](std::size_t d) { return "S" + std::to_string(d); }) +
@@ -631,7 +625,7 @@ class c_printer {
       out_.line("*(" + d_.local_vector_ptr(p_.inputs[t.input].type, V) + ")&" + name + "[" + sidx +
                 "] = " + value + ";");
     } else {
-      const std::string step = detail::num(t.stride[t.extent.size() - 1]);
+      const std::string step = detail::num(t.box.stride.back());
       for (int l = 0; l < V; ++l)
         out_.line(name + "[" + sidx + " + " + std::to_string(l) + " * " + step + "] = " + value +
                   "." + "xyzw"[l] + ";");
@@ -689,16 +683,13 @@ class c_printer {
     pragma_unroll();
     out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
     out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
-    std::vector<std::int64_t> ext = t.extent;
-    ext.back() /= V;
-    std::int64_t w = 1;
+    const std::vector<std::int64_t>&ext = t.copy_vectors.shape, &W = t.copy_vectors.stride;
     std::string sidx;
     for (std::size_t k = ext.size(); k-- > 0;) {
-      std::string u = w == 1 ? "f" : "(f / " + detail::num(w) + ")";
+      std::string u = W[k] == 1 ? "f" : "(f / " + detail::num(W[k]) + ")";
       if (k > 0) u += " % " + detail::num(ext[k]);
       if (k + 1 == ext.size() && V > 1) u = "(" + u + ") * " + detail::num(V);
-      sidx = "(" + u + ") * " + detail::num(t.stride[k]) + (sidx.empty() ? "" : " + " + sidx);
-      w *= ext[k];
+      sidx = "(" + u + ") * " + detail::num(t.box.stride[k]) + (sidx.empty() ? "" : " + " + sidx);
     }
     if (slots * p_.threads > n) out_.line("if (f < " + detail::num(n) + ") {");
     print_tile_store(t, name, V, sidx, "pf" + std::to_string(t.input) + "[c]");
@@ -722,8 +713,8 @@ class c_printer {
     std::int64_t c0 = 0;
     for (std::size_t k = 0; k < a.index.size(); ++k) {
       for (std::size_t d = 0; d < p_.dims.size(); ++d)
-        coeff[d] += a.index[k].coeff[d] * tile->stride[k];
-      c0 += (a.index[k].offset - tile->base_const[k]) * tile->stride[k];
+        coeff[d] += a.index[k].coeff[d] * tile->box.stride[k];
+      c0 += (a.index[k].offset - tile->base_const[k]) * tile->box.stride[k];
     }
     return tile->name + "[" +
            affine_expr(coeff, c0,

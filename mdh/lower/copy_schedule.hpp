@@ -17,10 +17,10 @@ namespace detail {
 // of the width.
 inline std::int64_t copy_width(const kernel_plan& p, const smem_tile& t) {
   const global_buffer& g = p.inputs[t.input];
-  const std::size_t last = t.extent.size() - 1;
+  const std::size_t last = t.box.rank() - 1;
   if (size_of(g.type) != 4) return 1;
   for (std::int64_t V : {4, 2}) {
-    bool ok = t.extent[last] % V == 0 && g.shape[last] % V == 0 && t.base_const[last] % V == 0;
+    bool ok = t.box.shape[last] % V == 0 && g.shape[last] % V == 0 && t.base_const[last] % V == 0;
     for (std::size_t d = 0; d < p.dims.size() && ok; ++d) {
       const std::int64_t cf = t.base_coeff[last][d];
       if (cf == 0) continue;
@@ -36,10 +36,10 @@ inline std::int64_t copy_width(const kernel_plan& p, const smem_tile& t) {
 // The tile stores a vector in one piece when its rows keep the buffer's last dimension innermost
 // and stay aligned.
 inline bool copy_store_vector(const smem_tile& t, std::int64_t V, std::int64_t element_bytes) {
-  const std::size_t last = t.extent.size() - 1;
+  const std::size_t last = t.box.rank() - 1;
   if (V == 1 || t.order[last] != last) return false;
   for (std::size_t k = 0; k < last; ++k)
-    if (t.stride[k] % V != 0) return false;
+    if (t.box.stride[k] % V != 0) return false;
   return t.offset_bytes % (element_bytes * V) == 0;
 }
 }  // namespace detail
@@ -50,6 +50,9 @@ inline void copy_schedule(kernel_plan& p) {
     t.copy_store_vector =
         detail::copy_store_vector(t, t.copy_width, std::int64_t(size_of(p.inputs[t.input].type)));
     t.copy_slots = ceil_div(t.box_elements / t.copy_width, p.threads);
+    std::vector<std::int64_t> vectors = t.box.shape;
+    vectors.back() /= t.copy_width;
+    t.copy_vectors = row_major(vectors);
   }
   auto& c = p.copies;
   c = {};

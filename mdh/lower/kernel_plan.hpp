@@ -2,6 +2,7 @@
 // The kernel plan: plain data describing the kernels of one (computation, sizes, configuration).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -11,15 +12,17 @@
 #include <mdh/ir/print.hpp>
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/device_limits.hpp>
+#include <mdh/lower/layout.hpp>
 
 namespace mdh::lower {
 
 enum class dim_role : std::uint8_t { concat, reduce, scan };
 
 // One dimension's partitioning; every count below is a compile-time constant of the kernel.
-// Element e of dimension d handled by block b, sm-tile s, rm-step q, thread t, register slot r:
-//   local = s*t_sm + q*rm_step + (strided ? r*thr + t : t*t_rm + r)
-//   e     = b*chunk + local,   valid iff  q*rm_step + (...) < t_sm  &&  local < chunk  &&  e < size
+// Element e of dimension d handled by block b, sm-tile s, rm-step q, thread t, register slot r is
+// elements(b, s, q, t, r), the layout (blk, n_sm, n_rm, thr, t_rm) : (chunk, t_sm, rm_step, ts, rs)
+// with (ts, rs) = (1, thr) strided, (t_rm, 1) blocked; valid iff the part from q on is < t_sm,
+// the part from s on is < chunk, and e < size.
 struct dim_plan {
   std::string name;
   dim_role role = dim_role::concat;
@@ -29,6 +32,7 @@ struct dim_plan {
   bool strided = false;
   int thr_axis = 0, blk_axis = 0;               // CUDA axis of the thread / block index
   std::int64_t thr_stride = 1, blk_stride = 1;  // index = (axis_id / stride) % count
+  layout elements;  // (block, sm tile, rm step, thread, slot) -> element
   friend bool operator==(const dim_plan&, const dim_plan&) = default;
 };
 
@@ -47,8 +51,9 @@ struct global_buffer {
 struct smem_tile {
   std::size_t input = 0;
   std::string name;
-  std::vector<std::int64_t> extent;                   // per buffer dimension
-  std::vector<std::int64_t> stride;                   // per buffer dimension, in elements
+  // box coordinate (one per buffer dimension) -> element offset in the tile: the shape is the
+  // box's extent, the strides follow the stored order and padding
+  layout box;
   std::vector<std::size_t> order;                     // stored order, outermost first
   std::vector<std::vector<std::int64_t>> base_coeff;  // [k][d]
   std::vector<std::int64_t> base_const;               // [k]
@@ -62,6 +67,7 @@ struct smem_tile {
   std::int64_t copy_width = 1;
   bool copy_store_vector = false;
   std::int64_t copy_slots = 0;
+  layout copy_vectors;  // the box in vectors of copy_width, row-major: vector f -> coordinates
   friend bool operator==(const smem_tile&, const smem_tile&) = default;
 };
 
@@ -214,7 +220,8 @@ inline std::string to_string(const kernel_plan& p) {
        << " chunk=" << d.chunk << " t_sm=" << d.t_sm << " (x" << d.n_sm << ") rm_step=" << d.rm_step
        << " (x" << d.n_rm << ") thr=" << d.thr << " t_rm=" << d.t_rm
        << (d.strided ? " strided" : " blocked") << " thread=" << axis[d.thr_axis] << "/"
-       << d.thr_stride << " block=" << axis[d.blk_axis] << "/" << d.blk_stride << "\n";
+       << d.thr_stride << " block=" << axis[d.blk_axis] << "/" << d.blk_stride
+       << " elements=" << to_string(d.elements) << "\n";
   auto names = [&](const std::vector<std::size_t>& v) {
     std::string s;
     for (auto d : v) s += (s.empty() ? "" : ",") + p.dims[d].name;
@@ -228,13 +235,43 @@ inline std::string to_string(const kernel_plan& p) {
   os << "     acc[" << p.acc_count << "] = identity\n"
      << "     for sm tiles of [" << names(p.reduce_dims) << "]\n";
   for (auto& t : p.tiles) {
-    os << "       copy " << p.comp.inputs[t.input].name << " -> " << t.name << " extent";
-    for (auto e : t.extent) os << " " << e;
-    os << " (" << t.elements << " elements at byte " << t.offset_bytes << ")\n";
+    os << "       copy " << p.comp.inputs[t.input].name << " -> " << t.name << " box "
+       << to_string(t.box) << " (" << t.elements << " elements at byte " << t.offset_bytes
+       << (t.buffers > 1 ? ", 2 buffers" : "") << "), " << t.copy_width << "-element loads"
+       << (t.copy_width > 1 ? (t.copy_store_vector ? ", vector stores" : ", element stores") : "")
+       << ", vectors " << to_string(t.copy_vectors);
+    if (p.copies.staging == tile_staging::registers ||
+        p.copies.staging == tile_staging::two_buffers)
+      os << ", staged in " << t.copy_slots << " registers per thread";
+    os << "\n";
   }
-  if (!p.tiles.empty()) os << "       barrier\n";
-  os << "       for rm steps of [" << names(p.reduce_dims) << "]: unrolled register loops: acc "
+  if (!p.tiles.empty())
+    os << "       staging "
+       << (p.copies.staging == tile_staging::direct      ? "direct: barrier, copy, barrier"
+           : p.copies.staging == tile_staging::registers ? "registers one step ahead: barrier, "
+                                                           "registers -> tile, barrier, next loads"
+                                                         : "two buffers: one barrier per step")
+       << (p.copies.barrier_before_fill ? "; a barrier before the first fill" : "") << "\n";
+  os << "       for rm steps of [" << names(p.reduce_dims) << "]"
+     << (p.reduce_dims.empty()   ? ""
+         : p.unroll_reduce_steps ? " (unrolled)"
+                                 : " (not unrolled)")
+     << ": unrolled register loops [" << names(p.register_order) << "]: acc "
      << (p.comp.has_reduction() ? "(+)=" : "=") << " f(...)\n";
+  for (auto& g : p.vector_groups)
+    os << "         vector group: " << p.dims[g.dim].name << " in groups of " << g.width << "\n";
+  for (std::size_t a = 0; a < p.reads.size(); ++a) {
+    const auto& r = p.reads[a];
+    os << "         arg " << a << ": " << p.comp.inputs[r.input].name << " access " << r.access
+       << (p.tiles.end() != std::find_if(p.tiles.begin(), p.tiles.end(),
+                                         [&](const smem_tile& t) { return t.input == r.input; })
+               ? " from its tile"
+               : " from global memory");
+    for (auto g : r.vector_groups)
+      os << ", " << p.vector_groups[g].width * std::int64_t(size_of(p.inputs[r.input].type))
+         << "-byte vector loads along " << p.dims[p.vector_groups[g].dim].name;
+    os << "\n";
+  }
   if (p.thread_combine_needed)
     os << "     combine over " << p.red_threads << " threads by "
        << (p.thr_combine == thread_combine::warp_shuffle ? "warp shuffles" : "shared-memory tree")
@@ -246,7 +283,13 @@ inline std::string to_string(const kernel_plan& p) {
          : p.blk_combine == block_combine_kind::last_block
              ? "partials[block]; the group's last block combines them into outputs"
              : "outputs")
-     << "\n\nthreads/block=" << p.threads << " blocks=" << p.blocks << " acc=" << p.acc_count
+     << (p.vector_write ? ", walking the vector group" : "") << "\n";
+  for (auto& w : p.writes)
+    if (w.vector_store)
+      os << "       " << p.comp.outputs[w.output].name << " access " << w.access << ": "
+         << p.vector_groups[0].width * std::int64_t(size_of(p.outputs[w.output].type))
+         << "-byte vector stores\n";
+  os << "\nthreads/block=" << p.threads << " blocks=" << p.blocks << " acc=" << p.acc_count
      << " red_threads=" << p.red_threads << " red_blocks=" << p.red_blocks
      << " shared=" << p.shared_bytes << " (tiles " << p.tiles_bytes << ", scratch "
      << p.scratch_bytes << ")\nkernels:\n";

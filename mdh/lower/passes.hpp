@@ -38,6 +38,9 @@ inline void partition(kernel_plan& p) {
     dp.n_sm = ceil_div(dp.chunk, dp.t_sm);
     dp.n_rm = ceil_div(dp.t_sm, dp.rm_step);
     dp.thr_axis = x.thr_map, dp.blk_axis = x.blk_map;
+    dp.elements = {
+        {dp.blk, dp.n_sm, dp.n_rm, dp.thr, dp.t_rm},
+        {dp.chunk, dp.t_sm, dp.rm_step, dp.strided ? 1 : dp.t_rm, dp.strided ? dp.thr : 1}};
     p.dims.push_back(dp);
     (dp.role == dim_role::concat ? p.concat_dims
      : dp.role == dim_role::scan ? p.scan_dims
@@ -111,7 +114,7 @@ inline void cache_inputs(kernel_plan& p) {
     t.input = b;
     t.name = "in" + std::to_string(b) + "_s";
     const std::size_t rank = buf.rank;
-    t.extent.assign(rank, 1), t.stride.assign(rank, 1), t.base_const.assign(rank, 0);
+    t.box.shape.assign(rank, 1), t.box.stride.assign(rank, 1), t.base_const.assign(rank, 0);
     t.base_coeff.assign(rank, std::vector<std::int64_t>(p.dims.size(), 0));
     for (std::size_t k = 0; k < rank; ++k) {
       std::int64_t lo = buf.accesses[0].index[k].offset, hi = lo;
@@ -125,7 +128,7 @@ inline void cache_inputs(kernel_plan& p) {
         ext += (cf < 0 ? -cf : cf) * (e - 1);
         if (cf < 0) base += cf * (e - 1);
       }
-      t.extent[k] = ext, t.base_const[k] = base;
+      t.box.shape[k] = ext, t.base_const[k] = base;
     }
     for (std::size_t k = 0; k < rank; ++k) t.order.push_back(k);
     if (ic.transpose == 1 && rank >= 2) std::swap(t.order[rank - 1], t.order[rank - 2]);
@@ -133,12 +136,12 @@ inline void cache_inputs(kernel_plan& p) {
     std::int64_t s = 1;
     for (std::size_t j = rank; j-- > 0;) {
       std::size_t k = t.order[j];
-      t.stride[k] = s;
-      s *= t.extent[k] + (j + 1 == rank ? ic.pad : 0);
+      t.box.stride[k] = s;
+      s *= t.box.shape[k] + (j + 1 == rank ? ic.pad : 0);
     }
     t.elements = s;
     t.box_elements = 1;
-    for (auto e : t.extent) t.box_elements *= e;
+    t.box_elements = t.box.size();
     offset = ceil_div(offset, 16) * 16;
     t.offset_bytes = offset;
     const std::int64_t size = std::int64_t(size_of(buf.type));

@@ -11,13 +11,13 @@
 namespace mdh::lower {
 
 // The element that (block b, sm tile s, rm step q, thread t, slot r) of dimension d handles,
-// or -1 when that slot is guarded off (partial tiles). The C printer prints the same formula.
+// or -1 when that slot is guarded off (partial tiles): the layout dim_plan::elements, which the C
+// printer evaluates symbolically.
 inline std::int64_t element_of(const dim_plan& d, std::int64_t b, std::int64_t s, std::int64_t q,
                                std::int64_t t, std::int64_t r) {
-  std::int64_t within = d.strided ? r * d.thr + t : t * d.t_rm + r;
-  std::int64_t in_tile = q * d.rm_step + within;
-  std::int64_t local = s * d.t_sm + in_tile;
-  std::int64_t e = b * d.chunk + local;
+  const std::int64_t in_tile = d.elements.modes(2, 5)({q, t, r});
+  const std::int64_t local = d.elements.modes(1, 5)({s, q, t, r});
+  const std::int64_t e = d.elements({b, s, q, t, r});
   return (in_tile < d.t_sm && local < d.chunk && e < d.size) ? e : -1;
 }
 

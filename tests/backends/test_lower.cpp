@@ -114,10 +114,12 @@ TEST_CASE("transpose = 2 stores a tile's first dimension innermost") {
   const auto& t = plan.tiles[0];
   CHECK(t.order == std::vector<std::size_t>{1, 2, 3, 0});
   // n innermost (stride 1), then c, h, w outward
-  CHECK(t.stride[0] == 1);
-  CHECK(t.stride[3] == t.extent[0]);
-  CHECK(t.stride[2] == t.extent[0] * t.extent[3]);
-  CHECK(t.stride[1] == t.extent[0] * t.extent[3] * t.extent[2]);
+  const auto& st = t.box.stride;
+  const auto& ext = t.box.shape;
+  CHECK(st[0] == 1);
+  CHECK(st[3] == ext[0]);
+  CHECK(st[2] == ext[0] * ext[3]);
+  CHECK(st[1] == ext[0] * ext[3] * ext[2]);
   // config maps and JSON keep the value
   auto back = from_map(to_map(cfg), c.rank(), c.inputs.size());
   CHECK(back.inputs[0].transpose == 2);
@@ -236,4 +238,96 @@ TEST_CASE("named device limits") {
   CHECK(named_limits("h200").shared_per_block_optin == 227 * 1024);
   CHECK(named_limits("pocl-cpu").cuda == false);
   CHECK_THROWS_AS(named_limits("tpu"), error);
+}
+
+TEST_CASE("mdh::layout: shape:stride, concatenation, composition, symbolic terms") {
+  const mdh::layout l{{4, 8}, {8, 1}};  // row-major 4 x 8
+  CHECK(l.size() == 32);
+  CHECK(l.cosize() == 32);
+  CHECK(l({3, 5}) == 29);
+  CHECK(l.coordinate(5) == std::vector<std::int64_t>{1, 1});  // first mode fastest
+  CHECK(mdh::row_major({4, 8}) == l);
+  CHECK(mdh::to_string(l) == "(4,8):(8,1)");
+  CHECK(mdh::concat(mdh::layout{{2}, {100}}, l) == mdh::layout{{2, 4, 8}, {100, 8, 1}});
+  // l o (16):(2): every second element of l in its linear order (first mode fastest)
+  const auto c = mdh::compose(l, mdh::layout{{16}, {2}});
+  for (std::int64_t i = 0; i < 16; ++i) CHECK(c.at(i) == l.at(2 * i));
+  CHECK_THROWS_AS(mdh::compose(l, mdh::layout{{4}, {3}}), internal_error);
+  // printing: extent-1 modes vanish, stride 1 is the coordinate itself, expressions in brackets
+  auto t =
+      mdh::symbolic_terms(mdh::layout{{1, 4, 8}, {5, 1, 16}}, {{"a"}, {"t0"}, {"r + 1", false}});
+  CHECK(t == std::vector<std::string>{"", "t0", "(r + 1) * 16"});
+}
+
+TEST_CASE("dim_plan::elements is the thread/slot -> element mapping of the kernel") {
+  auto c = test::matmul();
+  std::vector<std::int64_t> sizes{13, 17, 19};
+  auto cfg = default_config(c, sizes);
+  cfg.dims[1] = {2, 3, 9, 2, true, 0, 0};  // j: 2 blocks of 3 strided threads x 2 slots
+  auto plan = mdh::lower::lower(c, sizes, cfg, h200_limits());
+  const auto& d = plan.dims[1];
+  CHECK(d.elements == mdh::layout{{2, d.n_sm, d.n_rm, 3, 2}, {d.chunk, d.t_sm, 6, 1, 3}});
+  // thread 1, slot 1 of block 1's first step: 9 + 1 * 3 + 1
+  CHECK(element_of(d, 1, 0, 0, 1, 1) == 13);
+  CHECK(simulate(plan).ok());
+}
+
+// The vectorisation as the plan states it (formerly visible only in the source or the PTX).
+TEST_CASE("the plan says which accesses move 16-byte vectors") {
+  auto c = test::matmul();  // C(i, j) = A(i, k) * B(k, j)
+  std::vector<std::int64_t> sizes{128, 128, 64};
+  auto cfg = default_config(c, sizes);
+  cfg.dims[0] = {16, 8, 8, 1, false, 1, 0};
+  cfg.dims[1] = {8, 4, 16, 4, false, 0, 0};
+  cfg.dims[2] = {1, 4, 64, 4, false, 0, 0};  // k: 4 threads of 4 registers, 4 rm steps
+  cfg.vec = 4, cfg.vec_pw = 4;
+  cfg.thr_combine = thread_combine::warp_shuffle;
+  auto plan = mdh::lower::lower(c, sizes, cfg, h200_limits());
+  REQUIRE(plan.vector_groups.size() == 2);
+  CHECK(plan.vector_groups[0] == vector_group{1, 4, dim_role::concat});  // j, vec
+  CHECK(plan.vector_groups[1] == vector_group{2, 4, dim_role::reduce});  // k, vec_pw
+  // k's loop just outside j's: A(i, k) loads along k and B(k, j) along j, both as vectors
+  CHECK(plan.register_order == std::vector<std::size_t>{0, 2, 1});
+  REQUIRE(plan.reads.size() == 2);
+  CHECK(plan.reads[0].vector_groups == std::vector<std::size_t>{1});  // A along k: float4
+  CHECK(plan.reads[1].vector_groups == std::vector<std::size_t>{0});  // B along j: float4
+  CHECK(plan.vector_write);
+  REQUIRE(plan.writes.size() == 1);
+  CHECK(plan.writes[0].vector_store);  // C along j: float4 stores
+  CHECK(to_string(plan).find("16-byte vector loads along k") != std::string::npos);
+  // j not a multiple of the group: the groups do not apply, every access is scalar
+  cfg.dims[1].t_rm = 2, cfg.vec = 2, cfg.vec_pw = 1;
+  cfg.dims[1].blk = 3;  // chunk 43: group starts not aligned
+  plan = mdh::lower::lower(c, sizes, cfg, h200_limits());
+  CHECK(plan.vector_groups.empty());
+  CHECK(plan.reads[1].vector_groups.empty());
+  CHECK_FALSE(plan.vector_write);
+}
+
+TEST_CASE("the plan states the tile copies: widths, staging, registers") {
+  auto c = test::matmul();
+  std::vector<std::int64_t> sizes{2048, 3072, 768};
+  auto cfg = default_config(c, sizes);
+  cfg.dims[0] = {32, 8, 64, 8, false, 1, 0};
+  cfg.dims[1] = {24, 32, 128, 4, false, 0, 0};
+  cfg.dims[2] = {1, 1, 16, 8, false, 0, 0};
+  cfg.inputs[0] = {cache_kind::shared, 1, 0};  // A transposed: k innermost in the tile
+  cfg.inputs[1] = {cache_kind::shared, 0, 0};
+  cfg.vec = 4;
+  cfg.prefetch = 2;
+  auto plan = mdh::lower::lower(c, sizes, cfg, h200_limits());
+  CHECK(plan.copies.staging == tile_staging::two_buffers);
+  CHECK(plan.copies.steps == 768 / 16);
+  REQUIRE(plan.tiles.size() == 2);
+  for (auto& t : plan.tiles) {
+    CHECK(t.copy_width == 4);  // 16-byte global loads
+    CHECK(t.copy_slots * 4 * plan.threads >= t.box_elements);
+    CHECK(t.buffers == 2);
+  }
+  CHECK_FALSE(plan.tiles[0].copy_store_vector);  // transposed: stored element by element
+  CHECK(plan.tiles[1].copy_store_vector);
+  // prefetch off: copied directly, between two barriers
+  cfg.prefetch = 0;
+  plan = mdh::lower::lower(c, sizes, cfg, h200_limits());
+  CHECK(plan.copies.staging == tile_staging::direct);
 }
