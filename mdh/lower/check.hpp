@@ -73,10 +73,11 @@ inline bool atomic_supported(const ir::computation& c, const device_limits& l) {
 }
 }  // namespace detail
 
-// Throws mdh::error("configuration violates '<rule>' (parameter <name>): ...") on the first
-// violated constraint. Also validates the computation and the sizes.
-inline void check(const config& cfg, const ir::computation& comp,
-                  const std::vector<std::int64_t>& sizes, const device_limits& limits) {
+// The rules on the configuration alone, before the passes run (they need one dim_config per
+// dimension, ...). Throws mdh::error("configuration violates '<rule>' (parameter <name>): ...")
+// on the first violated constraint. Also validates the computation and the sizes.
+inline void check_config(const config& cfg, const ir::computation& comp,
+                         const std::vector<std::int64_t>& sizes, const device_limits& limits) {
   using detail::violated;
   ir::validate(comp);
   if (sizes.size() != comp.rank())
@@ -150,8 +151,17 @@ inline void check(const config& cfg, const ir::computation& comp,
       cfg.blk_combine != block_combine::last_block)
     violated("blk_combine", "blk_combine in {0 = atomic, 1 = second kernel, 2 = last block}",
              v(std::int64_t(cfg.blk_combine)));
+  (void)limits;
+}
 
-  kernel_plan p = passes::run_all(comp, sizes, cfg, limits);
+// The check pass: the rules on the finished plan (launch shape, registers, shared memory, the
+// combines' and the vector paths' conditions), the last pass of lower(). Throws as check_config.
+inline void check_plan(const kernel_plan& p) {
+  using detail::violated;
+  const config& cfg = p.cfg;
+  const ir::computation& comp = p.comp;
+  const device_limits& limits = p.limits;
+  auto v = [](std::int64_t x) { return std::to_string(x); };
   const char* axis[] = {"x", "y", "z"};
   if (p.threads > limits.max_threads_per_block)
     violated("thr_*", "threads per block <= " + v(limits.max_threads_per_block),
@@ -235,6 +245,14 @@ inline void check(const config& cfg, const ir::computation& comp,
       violated("vec_pw", "vec_pw > 1: t_rm of the innermost pw dimension a multiple of vec_pw",
                "dimension '" + d.name + "' t_rm=" + v(d.t_rm) + ", vec_pw=" + v(cfg.vec_pw));
   }
+}
+
+// check_config, the passes, check_plan: throws on the first violated rule. lower() does the same
+// and keeps the plan.
+inline void check(const config& cfg, const ir::computation& comp,
+                  const std::vector<std::int64_t>& sizes, const device_limits& limits) {
+  check_config(cfg, comp, sizes, limits);
+  check_plan(passes::run_all(comp, sizes, cfg, limits));
 }
 
 }  // namespace mdh::lower

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include <mdh/lower/check.hpp>
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/kernel_plan.hpp>
+#include <mdh/lower/lower.hpp>
 #include <mdh/lower/passes.hpp>
 
 namespace mdh::lower {
@@ -73,22 +75,32 @@ inline ir::computation fused_signature(const ir::fused& f) {
 }
 }  // namespace detail
 
-// Checks both stages (lower::check, each error prefixed with its stage) and the fusion rules;
-// throws mdh::error naming the parameter and the rule.
-inline void check(const fused_config& cfg, const ir::fused& f,
-                  const std::vector<std::int64_t>& sizes, const device_limits& limits) {
-  using detail::fused_violated;
+namespace detail {
+// One stage through the pipeline once: check_config, the passes, the check pass; errors carry
+// the stage.
+inline kernel_plan lower_stage(const char* which, const config& cfg, const ir::computation& c,
+                               const std::vector<std::int64_t>& sizes, const device_limits& limits,
+                               const passes::pass_observer& after) {
+  try {
+    check_config(cfg, c, sizes, limits);
+    kernel_plan p = passes::run_all(c, sizes, cfg, limits, after);
+    check_plan(p);
+    if (after) after("check", p);
+    return p;
+  } catch (const error& e) {
+    throw error(std::string(which) + " stage (" + c.name + "): " + e.what());
+  }
+}
+
+// Both stages' plans (lower_stage) and the fusion rules over them; throws mdh::error naming the
+// parameter and the rule.
+inline std::array<kernel_plan, 2> lower_stages(const fused_config& cfg, const ir::fused& f,
+                                               const std::vector<std::int64_t>& sizes,
+                                               const device_limits& limits,
+                                               const passes::pass_observer& after) {
   ir::check_shared_shapes(f, sizes);
-  try {
-    check(cfg.first, f.first, sizes, limits);
-  } catch (const error& e) {
-    throw error("first stage (" + f.first.name + "): " + e.what());
-  }
-  try {
-    check(cfg.second, f.second, sizes, limits);
-  } catch (const error& e) {
-    throw error("second stage (" + f.second.name + "): " + e.what());
-  }
+  std::array<kernel_plan, 2> st{lower_stage("first", cfg.first, f.first, sizes, limits, after),
+                                lower_stage("second", cfg.second, f.second, sizes, limits, after)};
   auto v = [](std::int64_t x) { return std::to_string(x); };
   for (std::size_t d = 0; d < f.first.rank(); ++d) {
     const auto& a = cfg.first.dims[d];
@@ -106,8 +118,7 @@ inline void check(const fused_config& cfg, const ir::fused& f,
                      dim + ": first blk=" + v(a.blk) + " blk_map=" + v(a.blk_map) +
                          ", second blk=" + v(b.blk) + " blk_map=" + v(b.blk_map));
   }
-  kernel_plan p1 = passes::run_all(f.first, sizes, cfg.first, limits);
-  kernel_plan p2 = passes::run_all(f.second, sizes, cfg.second, limits);
+  const kernel_plan &p1 = st[0], &p2 = st[1];
   const auto& l1 = main_kernel(p1).launch;
   const auto& l2 = main_kernel(p2).launch;
   for (int k = 0; k < 3; ++k)
@@ -124,6 +135,15 @@ inline void check(const fused_config& cfg, const ir::fused& f,
   if (shared > limits.shared_per_block_optin)
     fused_violated("t_sm_*/cache_*", "shared memory <= " + v(limits.shared_per_block_optin),
                    v(shared) + " bytes");
+  return st;
+}
+}  // namespace detail
+
+// Checks both stages (each error prefixed with its stage) and the fusion rules; throws
+// mdh::error naming the parameter and the rule.
+inline void check(const fused_config& cfg, const ir::fused& f,
+                  const std::vector<std::int64_t>& sizes, const device_limits& limits) {
+  detail::lower_stages(cfg, f, sizes, limits, {});
 }
 
 // Whether dimension d is a scan (prefix sum) in either stage: one thread walks it.
@@ -154,15 +174,14 @@ inline fused_config default_config(const ir::fused& f, const std::vector<std::in
   return c;
 }
 
-// check(), then one plan whose single kernel runs both stages. The plan's `stages` hold the
-// two stage plans, their buffers renamed to the pair's kernel parameters (in0.., out0..); its
-// inputs and outputs are the pair's; its cfg is the first stage's with vec and vec_pw the widest
-// of both (the launch checks pointer alignment against them).
+// Both stages through the pipeline once (with the fusion rules), then one plan whose single kernel
+// runs both stages. The plan's `stages` hold the two stage plans, their buffers renamed to the
+// pair's kernel parameters (in0.., out0..); its inputs and outputs are the pair's; its cfg is the
+// first stage's with vec and vec_pw the widest of both (the launch checks pointer alignment against
+// them).
 inline kernel_plan lower(const ir::fused& f, const std::vector<std::int64_t>& sizes,
                          const fused_config& cfg, const device_limits& limits) {
-  check(cfg, f, sizes, limits);
-  kernel_plan s1 = passes::run_all(f.first, sizes, cfg.first, limits);
-  kernel_plan s2 = passes::run_all(f.second, sizes, cfg.second, limits);
+  auto [s1, s2] = detail::lower_stages(cfg, f, sizes, limits, pass_dumper());
   for (std::size_t k = 0; k < s2.inputs.size(); ++k) {
     const auto& src = f.second_inputs.at(k);
     s2.inputs[k].name = (src.from_first_output ? "out" : "in") + std::to_string(src.index);

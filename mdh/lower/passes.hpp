@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
-// The lowering passes, each filling one part of a kernel_plan; lower() runs them after check().
+// The lowering passes, each filling one part of a kernel_plan, and run_all(), which runs them in
+// order; lower() checks the configuration first and the finished plan last (check.hpp).
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -220,10 +223,15 @@ inline std::string identifier_stem(const std::string& name, const char* fallback
   return stem.empty() ? std::string(fallback) : stem;
 }
 
-// 6. Kernels: names, launch shapes; init (atomics) and final_combine (second kernel) kernels
+// mdh_<computation>_<hash8>: the stem of every kernel name, from the pipeline's inputs alone.
+inline std::string plan_name(const kernel_plan& p) {
+  return "mdh_" + identifier_stem(p.comp.name, "kernel") + "_" + hash8(p);
+}
+
+// 10. Kernels: names, launch shapes; init (atomics) and final_combine (second kernel) kernels
 //    walk the P output points grid-stride with 256 threads per block.
 inline void kernels(kernel_plan& p) {
-  p.name = "mdh_" + identifier_stem(p.comp.name, "kernel") + "_" + hash8(p);
+  p.name = plan_name(p);
   kernel main = p.kernels.at(0);
   main.name = p.name;
   main.launch.shared_bytes = p.shared_bytes;
@@ -242,21 +250,43 @@ inline void kernels(kernel_plan& p) {
   }
 }
 
-// All passes in order, without checking the configuration (check() does that first).
+// A pass: its name (in dumps and docs) and the function that writes its part of the plan.
+struct named_pass {
+  const char* name;
+  void (*run)(kernel_plan&);
+};
+
+// The passes in the order they run. The performance decisions are vector_groups, register_loops,
+// vector_accesses and copy_schedule; the printer prints what they wrote.
+inline const std::array<named_pass, 10>& pipeline() {
+  static const std::array<named_pass, 10> passes{{{"partition", partition},
+                                                  {"map_threads", map_threads},
+                                                  {"global_buffers", global_buffers},
+                                                  {"cache_inputs", cache_inputs},
+                                                  {"combines", combines},
+                                                  {"vector_groups", vector_groups},
+                                                  {"register_loops", register_loops},
+                                                  {"vector_accesses", vector_accesses},
+                                                  {"copy_schedule", copy_schedule},
+                                                  {"kernels", kernels}}};
+  return passes;
+}
+
+// Called after each pass with its name and the plan so far (lower() dumps it with MDH_DUMP_DIR).
+using pass_observer = std::function<void(const char* pass, const kernel_plan&)>;
+
+// All passes in order, without checking the configuration (check_config comes first, check_plan
+// last; see check.hpp and lower.hpp).
 inline kernel_plan run_all(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
-                           const config& cfg, const device_limits& limits) {
+                           const config& cfg, const device_limits& limits,
+                           const pass_observer& after = {}) {
   kernel_plan p;
   p.comp = comp, p.sizes = sizes, p.cfg = cfg, p.limits = limits;
-  partition(p);
-  map_threads(p);
-  global_buffers(p);
-  cache_inputs(p);
-  combines(p);
-  vector_groups(p);
-  register_loops(p);
-  vector_accesses(p);
-  copy_schedule(p);
-  kernels(p);
+  p.name = plan_name(p);
+  for (const named_pass& pass : pipeline()) {
+    pass.run(p);
+    if (after) after(pass.name, p);
+  }
   return p;
 }
 

@@ -2,6 +2,13 @@
 // Tests of the low-level model (config, check, JSON/map) and property tests of the lowering.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <mdh/lower/lower.hpp>
@@ -330,4 +337,39 @@ TEST_CASE("the plan states the tile copies: widths, staging, registers") {
   cfg.prefetch = 0;
   plan = mdh::lower::lower(c, sizes, cfg, h200_limits());
   CHECK(plan.copies.staging == tile_staging::direct);
+}
+
+TEST_CASE("MDH_DUMP_DIR: one file per pass, numbered in pipeline order, the check pass last") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("mdh_pass_dump_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ::setenv("MDH_DUMP_DIR", dir.c_str(), 1);
+  auto c = test::matmul();
+  std::vector<std::int64_t> sizes{64, 64, 32};
+  auto cfg = default_config(c, sizes);
+  cfg.dims[1] = {2, 8, 32, 4, false, 0, 0};
+  cfg.vec = 4;
+  auto plan = mdh::lower::lower(c, sizes, cfg, h200_limits());
+  ::unsetenv("MDH_DUMP_DIR");
+  std::vector<std::string> want;
+  int n = 0;
+  for (auto& pass : passes::pipeline()) {
+    char num[16];
+    std::snprintf(num, sizeof num, "%02d", ++n);
+    want.push_back(plan.name + "." + num + "-" + pass.name + ".plan.txt");
+  }
+  want.push_back(plan.name + ".11-check.plan.txt");
+  std::vector<std::string> got;
+  for (auto& e : fs::directory_iterator(dir)) got.push_back(e.path().filename().string());
+  std::sort(got.begin(), got.end());
+  CHECK(got == want);  // exactly one run of the pipeline
+  auto read = [&](const std::string& f) {
+    std::ifstream in(dir / f);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // the plan grows pass by pass: no vector group before vector_groups, one after
+  CHECK(read(want[4]).find("vector group") == std::string::npos);
+  CHECK(read(want[5]).find("vector group: j in groups of 4") != std::string::npos);
+  CHECK(read(want.back()) == to_string(plan));
+  fs::remove_all(dir);
 }
