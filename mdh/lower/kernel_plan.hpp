@@ -237,15 +237,17 @@ inline std::string to_string(const kernel_plan& p) {
   for (auto& t : p.tiles) {
     os << "       copy " << p.comp.inputs[t.input].name << " -> " << t.name << " box "
        << to_string(t.box) << " (" << t.elements << " elements at byte " << t.offset_bytes
-       << (t.buffers > 1 ? ", 2 buffers" : "") << "), " << t.copy_width << "-element loads"
-       << (t.copy_width > 1 ? (t.copy_store_vector ? ", vector stores" : ", element stores") : "")
-       << ", vectors " << to_string(t.copy_vectors);
-    if (p.copies.staging == tile_staging::registers ||
-        p.copies.staging == tile_staging::two_buffers)
-      os << ", staged in " << t.copy_slots << " registers per thread";
+       << (t.buffers > 1 ? ", 2 buffers" : "") << ")";
+    if (p.copies.staging != tile_staging::none) {  // after copy_schedule
+      os << ", " << t.copy_width << "-element loads"
+         << (t.copy_width > 1 ? (t.copy_store_vector ? ", vector stores" : ", element stores") : "")
+         << ", vectors " << to_string(t.copy_vectors);
+      if (p.copies.staging != tile_staging::direct)
+        os << ", staged in " << t.copy_slots << " registers per thread";
+    }
     os << "\n";
   }
-  if (!p.tiles.empty())
+  if (p.copies.staging != tile_staging::none)
     os << "       staging "
        << (p.copies.staging == tile_staging::direct      ? "direct: barrier, copy, barrier"
            : p.copies.staging == tile_staging::registers ? "registers one step ahead: barrier, "
