@@ -1030,7 +1030,8 @@ class c_printer {
     if (!past.empty()) out_.line("if (" + past + ") continue;  // past the end of the dimension");
     out_.line("const idx_t p = " + point_index() + ";");
     print_combine_partials(
-        [&](scalar_type t, const std::string& x) { return d_.coherent_load(t, x); }, true);
+        [&](scalar_type t, const std::string& x) { return d_.coherent_load(t, x); },
+        p_.last_block_unroll);
     out_.line("}");
     out_.line("if (tid == 0) cnt[grp] = 0;  // ready for the next launch");
     out_.line("}");
@@ -1039,9 +1040,10 @@ class c_printer {
 
   // acc<r> := (+) over the RB blocks' partials of point p in block order, written to the
   // outputs (e<d> of the point in scope); `load` spells the read of a partials element.
-  // `unroll`: partly unrolled, so that the independent loads are in flight together.
+  // `unroll`: the loop's unroll factor (0: none).
   void print_combine_partials(
-      const std::function<std::string(scalar_type, const std::string&)>& load, bool unroll) {
+      const std::function<std::string(scalar_type, const std::string&)>& load,
+      std::int64_t unroll) {
     const std::size_t m = p_.results();
     std::vector<std::string> vals;
     for (std::size_t r = 0; r < m; ++r) {
@@ -1050,7 +1052,7 @@ class c_printer {
                 load(p_.acc_type(r), p_.partials[r].name + "[p]") + ";");
       vals.push_back("acc" + R);
     }
-    if (unroll && !d_.unroll().empty()) out_.line(d_.unroll() + " 16");
+    if (unroll > 0 && !d_.unroll().empty()) out_.line(d_.unroll() + " " + detail::num(unroll));
     out_.line("for (int rb = 1; rb < " + detail::num(p_.red_blocks) + "; ++rb) {");
     std::string c = combine_name_ + "(";
     for (std::size_t r = 0; r < m; ++r) c += "&acc" + std::to_string(r) + ", ";
@@ -1305,7 +1307,7 @@ class c_printer {
       for (std::size_t r = 0; r < m; ++r) vals.push_back(identity(r));
       print_output_writes(vals, false);
     } else {
-      print_combine_partials([](scalar_type, const std::string& x) { return x; }, false);
+      print_combine_partials([](scalar_type, const std::string& x) { return x; }, 0);
     }
     out_.line("}");
     out_.line("}");

@@ -160,7 +160,10 @@ struct kernel_plan {
   bool thread_combine_needed = false;
   thread_combine thr_combine = thread_combine::shared_tree;
   block_combine_kind blk_combine = block_combine_kind::none;
-  bool index64 = false;       // some buffer has >= 2^31 elements: index with 64-bit integers
+  bool index64 = false;  // some buffer has >= 2^31 elements: index with 64-bit integers
+  // last block only: the unroll factor of its loop over the partials, so that independent loads
+  // are in flight together (combines pass; the _final kernel's loop stays rolled)
+  std::int64_t last_block_unroll = 0;
   std::int64_t prefetch = 0;  // 1: tiles staged in registers one step ahead; 2: also two buffers
 
   // Decisions of the vectorize, register_loops and copy_schedule passes (see passes.hpp).

@@ -180,6 +180,7 @@ inline void combines(kernel_plan& p) {
   // The scratch reuses the tiles' bytes: a barrier separates the last read of the tiles.
   p.shared_bytes = std::max(p.tiles_bytes, p.scratch_bytes);
   p.blk_combine = block_combine_kind::none;
+  p.last_block_unroll = 0;
   p.partials.clear(), p.counters.clear();
   p.groups = p.blocks / p.red_blocks;
   if (p.red_blocks > 1) {
@@ -198,6 +199,7 @@ inline void combines(kernel_plan& p) {
         p.partials.push_back(g);
       }
     if (p.blk_combine == block_combine_kind::last_block) {
+      p.last_block_unroll = 16;
       global_buffer g;
       g.name = "cnt";
       g.type = scalar_type::i32;
