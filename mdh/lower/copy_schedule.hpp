@@ -17,8 +17,8 @@ namespace detail {
 // of the width.
 inline std::int64_t copy_width(const kernel_plan& p, const smem_tile& t) {
   const global_buffer& g = p.inputs[t.input];
+  if (t.box.rank() == 0 || size_of(g.type) != 4) return 1;  // a rank-0 box is one element
   const std::size_t last = t.box.rank() - 1;
-  if (size_of(g.type) != 4) return 1;
   for (std::int64_t V : {4, 2}) {
     bool ok = t.box.shape[last] % V == 0 && g.shape[last] % V == 0 && t.base_const[last] % V == 0;
     for (std::size_t d = 0; d < p.dims.size() && ok; ++d) {
@@ -51,7 +51,7 @@ inline void copy_schedule(kernel_plan& p) {
         detail::copy_store_vector(t, t.copy_width, std::int64_t(size_of(p.inputs[t.input].type)));
     t.copy_slots = ceil_div(t.box_elements / t.copy_width, p.threads);
     std::vector<std::int64_t> vectors = t.box.shape;
-    vectors.back() /= t.copy_width;
+    if (!vectors.empty()) vectors.back() /= t.copy_width;
     t.copy_vectors = row_major(vectors);
   }
   auto& c = p.copies;
