@@ -16,6 +16,7 @@
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/evaluate.hpp>
 #include <mdh/lower/affine.hpp>
+#include <mdh/lower/conversions.hpp>
 #include <mdh/lower/kernel_plan.hpp>
 
 namespace mdh::lower {
@@ -228,6 +229,9 @@ class c_printer {
         if (t == scalar_type::f32) s += "f";
         return v < 0 ? "(" + s + ")" : s;
       }
+      case scalar_type::bf16:
+      case scalar_type::f16:  // raw bits: the float literal, converted
+        return convert_expr(literal(v, scalar_type::f32), scalar_type::f32, t, d_.type(t));
     }
     return "0";
   }
@@ -266,7 +270,7 @@ class c_printer {
           e = d_.math(x.kind, x.type) + "(" + v(x.a) + ")";
           break;
         case op::cast:
-          e = "(" + d_.type(x.type) + ")" + v(x.a);
+          e = convert_expr(v(x.a), f.nodes[x.a].type, x.type, d_.type(x.type));
           break;
         case op::add:
           e = bin("+");
@@ -326,7 +330,7 @@ class c_printer {
     std::string sig = d_.func_qualifier() + " void " + f_name_ + "(";
     std::vector<std::string> args;
     for (std::size_t a = 0; a < f.arg_types.size(); ++a) {
-      args.push_back("a" + std::to_string(a));
+      args.push_back(read_input_expr(p_.comp, "a" + std::to_string(a), f.arg_types[a]));
       sig += d_.type(f.arg_types[a]) + " a" + std::to_string(a) + ", ";
     }
     for (std::size_t r = 0; r < f.results.size(); ++r)
@@ -572,6 +576,11 @@ class c_printer {
     return s.empty() ? "0" : s;
   }
 
+  // Value expression v of result r (its accumulation type) as output r stores it.
+  std::string stored(std::size_t r, const std::string& v) const {
+    return convert_expr(v, p_.acc_type(r), p_.outputs[r].type, d_.type(p_.outputs[r].type));
+  }
+
   // Writes value expressions vals[r] to every access of every output.
   void print_output_writes(const std::vector<std::string>& vals, bool atomic) {
     for (std::size_t r = 0; r < p_.outputs.size(); ++r)
@@ -582,7 +591,7 @@ class c_printer {
           out_.line("mdh_atomic_combine" + std::to_string(r) + "(&" + p_.outputs[r].name + "[" +
                     idx + "], " + vals[r] + ");");
         else
-          out_.line(p_.outputs[r].name + "[" + idx + "] = " + vals[r] + ";");
+          out_.line(p_.outputs[r].name + "[" + idx + "] = " + stored(r, vals[r]) + ";");
       }
   }
 
@@ -1250,7 +1259,7 @@ class c_printer {
                                       return d == G.dim ? "(eg + " + std::to_string(l) + ")"
                                                         : ev(d);
                                     }) +
-                        "] = " + vals[l] + ";");
+                        "] = " + stored(r, vals[l]) + ";");
           }
         }
         out_.line("continue;");
