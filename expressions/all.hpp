@@ -10,6 +10,11 @@
 #include <expressions/matmul.hpp>        // matmul<T>
 #include <expressions/matmul_t.hpp>      // matmul_t<T>
 #include <expressions/matvec.hpp>        // matvec<T>
+#include <expressions/tccg_abc_adec_ebd.hpp>      // tccg_abc_adec_ebd<T>      (TCCG, 3-D)
+#include <expressions/tccg_abcd_aebf_dfce.hpp>    // tccg_abcd_aebf_dfce<T>    (TCCG, 4-D)
+#include <expressions/tccg_abcd_eafd_fbec.hpp>    // tccg_abcd_eafd_fbec<T>    (TCCG, 4-D)
+#include <expressions/tccg_abcdef_dega_gfbc.hpp>  // tccg_abcdef_dega_gfbc<T>  (TCCG, 6-D)
+#include <expressions/tccg_abcdef_dfgb_geac.hpp>  // tccg_abcdef_dfgb_geac<T>  (TCCG, 6-D)
 // Stencils and convolutions
 #include <expressions/conv2d.hpp>       // conv2d<T>
 #include <expressions/jacobi1d.hpp>     // jacobi1d<T>(c)
@@ -25,6 +30,7 @@
 #include <expressions/prl.hpp>             // prl<T>(f0, f1), max_prl()
 #include <expressions/reduce.hpp>          // reduce<T>(op)
 #include <expressions/reduce_sum_max.hpp>  // reduce_sum_max<T>, sum_max()
+#include <expressions/row_sum.hpp>         // row_sum<T>
 #include <expressions/scan.hpp>            // scan<T>(op)
 // Deep-learning operators (BERT)
 #include <expressions/attn_mask_add.hpp>  // attn_mask_add<T>

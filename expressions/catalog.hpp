@@ -64,6 +64,32 @@ void for_each_operator(Visit&& visit) {
                       "a,b,c,d,e,f,g",
                       {16, 16, 16, 16, 16, 16, 16}},
         fixed(ccsd_t<T>()));
+  // TCCG contractions (issue 19): reduction and output indices permuted in the inputs.
+  visit(catalog_entry{"tccg_abcd_aebf_dfce",
+                      "TCCG C[a,b,c,d] = +_{e,f} A[a,e,b,f] * B[d,f,c,e]",
+                      "a,b,c,d,e,f",
+                      {48, 48, 48, 48, 48, 48}},
+        fixed(tccg_abcd_aebf_dfce<T>()));
+  visit(catalog_entry{"tccg_abcd_eafd_fbec",
+                      "TCCG C[a,b,c,d] = +_{e,f} A[e,a,f,d] * B[f,b,e,c]",
+                      "a,b,c,d,e,f",
+                      {48, 48, 48, 48, 48, 48}},
+        fixed(tccg_abcd_eafd_fbec<T>()));
+  visit(catalog_entry{"tccg_abc_adec_ebd",
+                      "TCCG C[a,b,c] = +_{d,e} A[a,d,e,c] * B[e,b,d]",
+                      "a,b,c,d,e",
+                      {72, 72, 72, 48, 48}},
+        fixed(tccg_abc_adec_ebd<T>()));
+  visit(catalog_entry{"tccg_abcdef_dega_gfbc",
+                      "TCCG C[a,b,c,d,e,f] = +_g A[d,e,g,a] * B[g,f,b,c]",
+                      "a,b,c,d,e,f,g",
+                      {24, 16, 16, 24, 16, 16, 24}},
+        fixed(tccg_abcdef_dega_gfbc<T>()));
+  visit(catalog_entry{"tccg_abcdef_dfgb_geac",
+                      "TCCG C[a,b,c,d,e,f] = +_g A[d,f,g,b] * B[g,e,a,c]",
+                      "a,b,c,d,e,f,g",
+                      {24, 16, 16, 24, 16, 16, 24}},
+        fixed(tccg_abcdef_dfgb_geac<T>()));
   visit(catalog_entry{"jacobi1d", "3-point stencil", "i", {1 << 20}}, fixed(jacobi1d<T>()));
   visit(catalog_entry{"jacobi2d", "5-point stencil", "i,j", {1024, 1024}}, fixed(jacobi2d<T>()));
   visit(catalog_entry{"jacobi3d", "7-point stencil", "i,j,k", {254, 254, 254}},
@@ -76,6 +102,7 @@ void for_each_operator(Visit&& visit) {
   }
   visit(catalog_entry{"scan", "y[i] = +_{i' <= i} x[i']", "i", {1 << 16}}, fixed(scan<T>()));
   visit(catalog_entry{"reduce", "y = +_i x[i]", "i", {1 << 20}}, fixed(reduce<T>()));
+  visit(catalog_entry{"row_sum", "Y[i] = +_j X[i,j]", "i,j", {3001, 4093}}, fixed(row_sum<T>()));
   visit(catalog_entry{"reduce_sum_max", "(sum, max) of x", "i", {1 << 20}},
         fixed(reduce_sum_max<T>()));
   visit(catalog_entry{"mul", "BERT Mul, 2-D elementwise", "i,j", {2048, 3072}},

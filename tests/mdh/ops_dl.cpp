@@ -115,6 +115,26 @@ TEST_CASE("ops::bias_add_grad against a loop, up to BERT's 6144 x 768") {
   }
 }
 
+TEST_CASE("ops::row_sum against a loop, up to issue 19's 3001 x 4093") {
+  auto c = mdh::ops::row_sum();
+  auto sizes = kSizes2d;
+  sizes.push_back({3001, 4093});
+  for (auto [I, J] : sizes) {
+    auto n = c.sizes(I, J);
+    auto x = tensor<float>(c, "X", n, 271 + J);
+    host_tensor<float> y(c.shape("Y", n));
+    CHECK(y.shape() == mdh::shape_t{I});
+    reference(c, n, {x}, {y});
+    std::vector<double> want(I), mag(I);
+    for (int i = 0; i < I; ++i)
+      for (int j = 0; j < J; ++j) {
+        double v = x[std::int64_t(i) * J + j];
+        want[i] += v, mag[i] += std::fabs(v);
+      }
+    expect_close("row_sum " + show(n), y, want, mag, kReduceTol);
+  }
+}
+
 TEST_CASE("ops::bert_mask (SC21 fused subgraph) against a loop, at [16,1,384,384]") {
   auto c = mdh::ops::bert_mask();
   for (auto s : std::vector<std::array<int, 4>>{
