@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The cases of benchmarks.md as (name, computation, sizes), for sweeps over the operator library.
+// The cases of benchmarks.md and of issue 19 (any shape) as (name, computation, sizes), for sweeps
+// over the operator library. bench/cases.json lists the same names and sizes (a test checks it).
 #pragma once
 
 #include <cstdint>
@@ -21,16 +22,47 @@
 #include <expressions/mcc_nchw.hpp>
 #include <expressions/multiply.hpp>
 #include <expressions/prl.hpp>
+#include <expressions/row_sum.hpp>
 #include <expressions/softmax.hpp>
 #include <expressions/subtract.hpp>
+#include <expressions/tccg_abc_adec_ebd.hpp>
+#include <expressions/tccg_abcd_aebf_dfce.hpp>
+#include <expressions/tccg_abcd_eafd_fbec.hpp>
+#include <expressions/tccg_abcdef_dega_gfbc.hpp>
+#include <expressions/tccg_abcdef_dfgb_geac.hpp>
 
 namespace mdh::ops {
 
 // Calls visit(name, computation, sizes) for every float32 case of benchmarks.md, in the table's
-// order. Softmax and layernorm are two computations each, given as one fused pair (mdh::fuse:
-// one kernel; mdh::is_fused_v tells them apart).
-// Notes: Jacobi3D 256^3 is the interior of a 256^3 grid (sizes 254^3); the ResNet-50 layer
-// derives its image as 229 x 229 (the 230th row/column of the 230 x 230 input is never read).
+// order, then for the any_shape cases. Softmax and layernorm are two computations each, given as
+// one fused pair (mdh::fuse: one kernel; mdh::is_fused_v tells them apart). Notes: Jacobi3D 256^3
+// is the interior of a 256^3 grid (sizes 254^3); the ResNet-50 layer derives its image as 229 x 229
+// (the 230th row/column of the 230 x 230 input is never read). The "any_shape" suite of
+// bench/cases.json (issue 19): extents that no tile divides - odd and prime products, a matvec, a
+// dot and row/column sums - and TCCG tensor contractions whose reduction and output indices are
+// permuted in the inputs.
+template <class Visit>
+void for_each_any_shape_case(Visit&& visit) {
+  using sizes = std::vector<std::int64_t>;
+  visit(std::string_view("matmul_997x1009x769"), matmul(), sizes{997, 1009, 769});
+  visit(std::string_view("matmul_1023x1025x1027"), matmul(), sizes{1023, 1025, 1027});
+  visit(std::string_view("matmul_4095x4097x33"), matmul(), sizes{4095, 4097, 33});
+  visit(std::string_view("bmm_12x333x333x77"), bmatmul(), sizes{12, 333, 333, 77});
+  visit(std::string_view("matvec_12289x3001"), matvec(), sizes{12289, 3001});
+  visit(std::string_view("dot_8388613"), dot(), sizes{(1 << 23) + 5});
+  visit(std::string_view("row_sum_3001x4093"), row_sum(), sizes{3001, 4093});
+  visit(std::string_view("col_sum_3001x4093"), bias_add_grad(), sizes{3001, 4093});
+  visit(std::string_view("tccg_abcd_aebf_dfce"), tccg_abcd_aebf_dfce(),
+        sizes{48, 48, 48, 48, 48, 48});
+  visit(std::string_view("tccg_abcd_eafd_fbec"), tccg_abcd_eafd_fbec(),
+        sizes{48, 48, 48, 48, 48, 48});
+  visit(std::string_view("tccg_abc_adec_ebd"), tccg_abc_adec_ebd(), sizes{72, 72, 72, 48, 48});
+  visit(std::string_view("tccg_abcdef_dega_gfbc"), tccg_abcdef_dega_gfbc(),
+        sizes{24, 16, 16, 24, 16, 16, 24});
+  visit(std::string_view("tccg_abcdef_dfgb_geac"), tccg_abcdef_dfgb_geac(),
+        sizes{24, 16, 16, 24, 16, 16, 24});
+}
+
 template <class Visit>
 void for_each_benchmark_case(Visit&& visit) {
   using sizes = std::vector<std::int64_t>;
@@ -63,6 +95,7 @@ void for_each_benchmark_case(Visit&& visit) {
   visit(std::string_view("jacobi3d_256"), jacobi3d(), sizes{254, 254, 254});
   visit(std::string_view("mcc_resnet50_l1"), mcc(2, 2), sizes{16, 112, 112, 64, 7, 7, 3});
   visit(std::string_view("prl_2p15"), prl(), sizes{32768, 32768});
+  for_each_any_shape_case(visit);
 }
 
 }  // namespace mdh::ops

@@ -102,26 +102,30 @@ add(name="mask_sc21", suite="sc21",
 bag("bias_add_grad_s384", 6144, 768, "sc21")
 bmm("bmm_qk_s384", 16, 12, 384, 384, 64, True, "BERT-384 scores Q*K^T: 192 x (384x64)*(64x384)", ["product_large"], "sc21")
 
-n = 1 << 24
-add(name="dot", suite="toplas", description="dot product of two 2^24 vectors", op="dot", sizes=[n],
-    bytes=nb((n,), (n,), ()), flops=2*n, targets=["dot_matvec"],
-    inputs={"a": fin((n,)), "b": fin((n,))},
-    peers={"vendor": {"kind": "dot", "n": n}, "torch": "torch.dot(a, b)", "jax": "jnp.dot(a, b, precision='highest')"})
-m = 4096
-add(name="matvec", suite="toplas", description="matrix-vector 4096x4096 * 4096", op="matvec", sizes=[m, m],
-    bytes=nb((m, m), (m,), (m,)), flops=2*m*m, targets=["dot_matvec"],
-    inputs={"Mx": fin((m, m)), "v": fin((m,))},
-    peers={"vendor": {"kind": "gemv", "m": m, "k": m}, "torch": "torch.mv(Mx, v)",
-           "jax": "jnp.matmul(Mx, v, precision='highest')"})
+def dot(name, n, desc, targets, suite):
+    add(name=name, suite=suite, description=desc, op="dot", sizes=[n],
+        bytes=nb((n,), (n,), ()), flops=2*n, targets=targets,
+        inputs={"a": fin((n,)), "b": fin((n,))},
+        peers={"vendor": {"kind": "dot", "n": n}, "torch": "torch.dot(a, b)",
+               "jax": "jnp.dot(a, b, precision='highest')"})
+def matvec(name, m, k, desc, targets, suite):
+    add(name=name, suite=suite, description=desc, op="matvec", sizes=[m, k],
+        bytes=nb((m, k), (k,), (m,)), flops=2*m*k, targets=targets,
+        inputs={"Mx": fin((m, k)), "v": fin((k,))},
+        peers={"vendor": {"kind": "gemv", "m": m, "k": k}, "torch": "torch.mv(Mx, v)",
+               "jax": "jnp.matmul(Mx, v, precision='highest')"})
+dot("dot", 1 << 24, "dot product of two 2^24 vectors", ["dot_matvec"], "toplas")
+matvec("matvec", 4096, 4096, "matrix-vector 4096x4096 * 4096", ["dot_matvec"], "toplas")
 matmul("matmul_1024", 1024, 1024, 1024, "square 1024^3", ["product_large"], "toplas")
 matmul("matmul_16x1000x2048", 16, 1000, 2048, "M=16, N=1000, K=2048", ["product_small"], "toplas")
 matmul("matmul_10x500x64", 10, 500, 64, "M=10, N=500, K=64", ["product_small"], "toplas")
-Bb, I, J, Kk = 16, 10, 500, 64
-add(name="bmm_16x10x500x64", suite="toplas", description="16 x (10x64)*(64x500)", op="bmatmul",
-    sizes=[Bb, I, J, Kk], bytes=nb((Bb, I, Kk), (Bb, Kk, J), (Bb, I, J)), flops=2*Bb*I*J*Kk,
-    targets=["product_small"], inputs={"A": fin((Bb, I, Kk)), "B": fin((Bb, Kk, J))},
-    peers={"vendor": {"kind": "gemm", "batch": Bb, "m": I, "n": J, "k": Kk, "trans_b": 0},
-           "torch": "A @ B", "jax": "jnp.matmul(A, B, precision='highest')"})
+def bmatmul(name, Bb, I, J, Kk, desc, targets, suite):
+    add(name=name, suite=suite, description=desc, op="bmatmul",
+        sizes=[Bb, I, J, Kk], bytes=nb((Bb, I, Kk), (Bb, Kk, J), (Bb, I, J)), flops=2*Bb*I*J*Kk,
+        targets=targets, inputs={"A": fin((Bb, I, Kk)), "B": fin((Bb, Kk, J))},
+        peers={"vendor": {"kind": "gemm", "batch": Bb, "m": I, "n": J, "k": Kk, "trans_b": 0},
+               "torch": "A @ B", "jax": "jnp.matmul(A, B, precision='highest')"})
+bmatmul("bmm_16x10x500x64", 16, 10, 500, 64, "16 x (10x64)*(64x500)", ["product_small"], "toplas")
 g = 256; gi = g - 2
 jac = ("(1.0 / 7.0) * (x[1:-1, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[2:, 1:-1, 1:-1] + x[1:-1, :-2, 1:-1]"
        " + x[1:-1, 2:, 1:-1] + x[1:-1, 1:-1, :-2] + x[1:-1, 1:-1, 2:])")
@@ -161,8 +165,45 @@ add(name="prl_2p15", suite="toplas",
     peers={"vendor": None, "torch": prl_t, "jax": prl_j,
            "note": "no library has PRL; these are the obvious tensor formulations (E_id = arange, so argmax's first index = smallest id)"})
 
+# ---- issue 19, "any shape": the development cases (extents no tile divides) and TCCG contractions
+S = "any_shape"
+for M_, N_, K_ in ((997, 1009, 769), (1023, 1025, 1027), (4095, 4097, 33)):
+    matmul(f"matmul_{M_}x{N_}x{K_}", M_, N_, K_, f"odd extents: ({M_}x{K_})*({K_}x{N_})", ["odd_product"], S)
+bmatmul("bmm_12x333x333x77", 12, 333, 333, 77, "batched 12 x (333x77)*(77x333)", ["odd_product"], S)
+matvec("matvec_12289x3001", 12289, 3001, "matrix-vector 12289x3001 * 3001", ["memory_floor"], S)
+dot("dot_8388613", (1 << 23) + 5, "dot product of two 2^23+5 vectors", ["memory_floor"], S)
+R_, C_ = 3001, 4093
+add(name=f"row_sum_{R_}x{C_}", suite=S, description=f"row sums of {R_}x{C_}", op="row_sum", sizes=[R_, C_],
+    bytes=nb((R_, C_), (R_,)), flops=R_*C_, targets=["memory_floor"], inputs={"X": fin((R_, C_))},
+    peers={"vendor": None, "torch": "X.sum(1)", "jax": "jnp.sum(X, axis=1)"})
+add(name=f"col_sum_{R_}x{C_}", suite=S, description=f"column sums of {R_}x{C_} (BiasAddGrad)",
+    op="bias_add_grad", sizes=[R_, C_], bytes=nb((R_, C_), (C_,)), flops=R_*C_, targets=["memory_floor"],
+    inputs={"X": fin((R_, C_))}, peers={"vendor": None, "torch": "X.sum(0)", "jax": "jnp.sum(X, axis=0)"})
+
+def tccg(spec, extents, origin):
+    """A TCCG contraction 'out-a-b' (row-major: the last index is contiguous); the operator's
+    dimensions are the letters in alphabetical order (the output's first), so are its sizes."""
+    out, ia, ib = spec.split("-")
+    letters = sorted(set(out + ia + ib))
+    size = dict(zip(letters, extents))
+    shape = lambda idx: tuple(size[x] for x in idx)
+    eq = f"{ia},{ib}->{out}"
+    name = "tccg_" + spec.replace("-", "_")
+    add(name=name, suite=S,
+        description=f"TCCG {spec} (TCCG's {origin}), " + ", ".join(f"{x}={size[x]}" for x in letters),
+        op=name, sizes=list(extents), bytes=nb(shape(ia), shape(ib), shape(out)),
+        flops=2*math.prod(extents), targets=["tccg"],
+        inputs={"A": fin(shape(ia)), "B": fin(shape(ib))},
+        peers={"vendor": None, "torch": f"torch.einsum('{eq}', A, B)",
+               "jax": f"jnp.einsum('{eq}', A, B, precision='highest')"})
+tccg("abcd-aebf-dfce", (48, 48, 48, 48, 48, 48), "ijkl-imjn-lnkm")
+tccg("abcd-eafd-fbec", (48, 48, 48, 48, 48, 48), "ijkl-minl-njmk")
+tccg("abc-adec-ebd", (72, 72, 72, 48, 48), "ijk-ilmk-mjl")
+tccg("abcdef-dega-gfbc", (24, 16, 16, 24, 16, 16, 24), "abcijk-ijma-mkbc")
+tccg("abcdef-dfgb-geac", (24, 16, 16, 24, 16, 16, 24), "abcijk-ikmb-mjac")
+
 doc = {
-  "about": ("The benchmark cases of bench/ (issue #5): one list for our side (op, sizes: the md_hom sizes "
+  "about": ("The benchmark cases of bench/ (issues #5 and #19): one list for our side (op, sizes: the md_hom sizes "
             "in the operator's dimension order) and the peers (vendor: cuBLAS/cuBLASLt/cuDNN via "
             "bench/peers/vendor.cu; torch/jax: expressions evaluated by bench/peers/frameworks.py over "
             "the named inputs). bytes: each input read once + each output written once (float32 = 4 B); "
@@ -174,7 +215,10 @@ doc = {
     "product_small": "small/odd fp32 products: >= 1.0x cuBLAS (best of cuBLAS, cuBLASLt)",
     "dot_matvec": "dot and matvec: >= cuBLAS and >= 80% of the measured copy bandwidth",
     "stencil": "jacobi3d: >= 80% of the measured copy bandwidth",
-    "conv": "convolutions (MCC, conv3x3): >= cuDNN"},
+    "conv": "convolutions (MCC, conv3x3): >= cuDNN",
+    "odd_product": "products with odd or prime extents (issue 19): >= 0.9x cuBLAS (best of cuBLAS, cuBLASLt)",
+    "tccg": "TCCG tensor contractions (issue 19): >= 1.0x torch.compile and >= 1.0x JAX einsum",
+    "memory_floor": "reductions, dot, matvec of issue 19: >= 1.0x best peer and >= 85% of the measured copy bandwidth"},
   "cases": cases}
 def dump_obj(o, ind, deep):
     pad = " " * (ind + 2)

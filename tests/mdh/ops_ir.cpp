@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include <expressions/all.hpp>
+#include <nlohmann/json.hpp>
 
 #include "ops_test_util.hpp"
 
@@ -33,6 +36,12 @@ TEST_CASE("symbolic IR agrees with the numeric lambda for every operator") {
   check_ir_matches_lambda(mdh::ops::mcc_nchw(), 509);
   check_ir_matches_lambda(mdh::ops::mcc_capsule(), 510);
   check_ir_matches_lambda(mdh::ops::ccsd_t(), 511);
+  check_ir_matches_lambda(mdh::ops::tccg_abcd_aebf_dfce(), 534);
+  check_ir_matches_lambda(mdh::ops::tccg_abcd_eafd_fbec(), 535);
+  check_ir_matches_lambda(mdh::ops::tccg_abc_adec_ebd(), 536);
+  check_ir_matches_lambda(mdh::ops::tccg_abcdef_dega_gfbc(), 537);
+  check_ir_matches_lambda(mdh::ops::tccg_abcdef_dfgb_geac(), 538);
+  check_ir_matches_lambda(mdh::ops::row_sum(), 539);
   check_ir_matches_lambda(mdh::ops::jacobi1d(), 512);
   check_ir_matches_lambda(mdh::ops::jacobi2d(), 513);
   check_ir_matches_lambda(mdh::ops::jacobi3d(), 514);
@@ -126,6 +135,12 @@ TEST_CASE("structural hashes: stable, equal for equal structure, distinct otherw
                                         mdh::ops::mcc_nchw().hash(),
                                         mdh::ops::mcc_capsule().hash(),
                                         mdh::ops::ccsd_t().hash(),
+                                        mdh::ops::tccg_abcd_aebf_dfce().hash(),
+                                        mdh::ops::tccg_abcd_eafd_fbec().hash(),
+                                        mdh::ops::tccg_abc_adec_ebd().hash(),
+                                        mdh::ops::tccg_abcdef_dega_gfbc().hash(),
+                                        mdh::ops::tccg_abcdef_dfgb_geac().hash(),
+                                        mdh::ops::row_sum().hash(),
                                         mdh::ops::jacobi1d().hash(),
                                         mdh::ops::jacobi2d().hash(),
                                         mdh::ops::jacobi3d().hash(),
@@ -159,6 +174,10 @@ TEST_CASE("dimension names") {
   CHECK(names(mdh::ops::mcc()) == "n,p,q,k,r,s,c");
   CHECK(names(mdh::ops::mcc_nchw()) == "n,k,p,q,c,r,s");
   CHECK(names(mdh::ops::ccsd_t()) == "a,b,c,d,e,f,g");
+  CHECK(names(mdh::ops::tccg_abcd_aebf_dfce()) == "a,b,c,d,e,f");
+  CHECK(names(mdh::ops::tccg_abc_adec_ebd()) == "a,b,c,d,e");
+  CHECK(names(mdh::ops::tccg_abcdef_dega_gfbc()) == "a,b,c,d,e,f,g");
+  CHECK(names(mdh::ops::row_sum()) == "i,j");
   CHECK(names(mdh::ops::batch_matmul()) == "b1,b2,i,j,k");
   CHECK(names(mdh::ops::expand_dims<2, 4>()) == "i1,i2,i3,i4");
   CHECK(names(mdh::ops::histogram()) == "e,b");
@@ -173,7 +192,7 @@ TEST_CASE("benchmark cases: every benchmarks.md case, with the table's shapes") 
       for (auto& b : *bufs)
         shapes[std::string(name) + ":" + b.name] = mdh::to_string(c.shape(b.name, n));
   });
-  CHECK(seen.size() == 25);  // softmax and layernorm: fused pairs of two computations each
+  CHECK(seen.size() == 25 + 13);  // + issue 19's any_shape suite; softmax, layernorm: fused pairs
   CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == seen.size());
   CHECK(shapes["mask_sc21:OB1"] == "[16,1,384,384]");
   CHECK(shapes["mask_sc21:IB1"] == "[16,384,1]");
@@ -191,4 +210,41 @@ TEST_CASE("benchmark cases: every benchmarks.md case, with the table's shapes") 
   CHECK(shapes["layernorm:gamma"] == "[768]");
   CHECK(shapes["bias_add_grad_s384:IB1"] == "[6144,768]");
   CHECK(shapes["dot:C"] == "[]");
+  CHECK(shapes["bmm_12x333x333x77:A"] == "[12,333,77]");
+  CHECK(shapes["row_sum_3001x4093:Y"] == "[3001]");
+  CHECK(shapes["col_sum_3001x4093:OB1"] == "[4093]");
+  CHECK(shapes["tccg_abcd_aebf_dfce:A"] == "[48,48,48,48]");
+  CHECK(shapes["tccg_abc_adec_ebd:A"] == "[72,48,48,72]");
+  CHECK(shapes["tccg_abc_adec_ebd:B"] == "[48,72,48]");
+  CHECK(shapes["tccg_abcdef_dega_gfbc:A"] == "[24,16,24,24]");
+  CHECK(shapes["tccg_abcdef_dega_gfbc:B"] == "[24,16,16,16]");
+  CHECK(shapes["tccg_abcdef_dega_gfbc:C"] == "[24,16,16,24,16,16]");
+}
+
+TEST_CASE("bench/cases.json and for_each_benchmark_case list the same cases, ops and sizes") {
+  const char* root = std::getenv("MDH_SOURCE_DIR");
+  if (!root) {
+    MESSAGE("MDH_SOURCE_DIR unset (run through ctest): skipped");
+    return;
+  }
+  std::ifstream f(std::string(root) + "/bench/cases.json");
+  REQUIRE(f.good());
+  auto doc = nlohmann::json::parse(f);
+  std::map<std::string, std::pair<std::string, std::vector<std::int64_t>>> json_cases;
+  for (auto& c : doc["cases"])
+    json_cases[c["name"]] = {c["op"], c["sizes"].get<std::vector<std::int64_t>>()};
+  std::size_t seen = 0;
+  mdh::ops::for_each_benchmark_case([&](std::string_view name, const auto& c, const auto& n) {
+    INFO(name);
+    ++seen;
+    auto it = json_cases.find(std::string(name));
+    REQUIRE_MESSAGE(it != json_cases.end(), "not in bench/cases.json");
+    CHECK(it->second.second == n);
+    // cases.json names the mdh::ops function; two computations are named after TensorFlow's ops
+    const std::map<std::string, std::string> function_of = {{"mul", "multiply"},
+                                                            {"sub", "subtract"}};
+    std::string op = c.name();
+    CHECK(it->second.first == (function_of.count(op) ? function_of.at(op) : op));
+  });
+  CHECK(seen == json_cases.size());
 }
