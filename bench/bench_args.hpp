@@ -2,8 +2,13 @@
 // Command-line helpers shared by the benchmark drivers.
 #pragma once
 
+#include <cstdio>
 #include <set>
 #include <string>
+#include <vector>
+
+#include <expressions/benchmark_cases.hpp>
+#include <mdh/tensor.hpp>
 
 namespace bench {
 
@@ -16,6 +21,28 @@ inline std::set<std::string> split_list(const std::string& v) {
     if (c == std::string::npos) break;
     p = c + 1;
   }
+  return out;
+}
+
+// --list: the benchmark cases (all, or those of `only`), one a line with their sizes and what
+// each computes, so the names for --cases can be checked on a machine without a GPU.
+inline void list_cases(const std::set<std::string>& only) {
+  mdh::ops::for_each_benchmark_case(
+      [&](std::string_view name, const auto& comp, const std::vector<std::int64_t>& sizes) {
+        if (!only.empty() && !only.count(std::string(name))) return;
+        std::printf("%-24.*s %-24s %s\n", int(name.size()), name.data(),
+                    mdh::to_string(sizes).c_str(), comp.name().c_str());
+      });
+}
+
+// The names of `only` that are no benchmark case ("" when all are): a typo in --cases would
+// otherwise select nothing and the run would look like a success.
+inline std::string unknown_cases(const std::set<std::string>& only) {
+  std::set<std::string> left = only;
+  mdh::ops::for_each_benchmark_case(
+      [&](std::string_view name, const auto&, const auto&) { left.erase(std::string(name)); });
+  std::string out;
+  for (auto& n : left) out += (out.empty() ? "" : ",") + n;
   return out;
 }
 

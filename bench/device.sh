@@ -13,7 +13,9 @@
 #            carried VENDOR_BIN), then our memory-bound cases (FLUSH_CASES) timed after a memset
 #            flush and after a read-only flush, twice alternating (bench/l2_flush.hpp)
 #   bench  - our kernels (parameter files in params/h200) and the peers in the same run, then
-#            bench/RESULTS.md and a short table
+#            bench/RESULTS.md and a short table (BENCH_CASES=a,b: only those, on every side)
+# TUNE_SUITE / BENCH_SUITE=any_shape (suites of bench/cases.json) add that suite's cases to
+# TUNE_CASES / BENCH_CASES.
 # usage: OUT=dir bash bench/device.sh tests tune bench      (OUT defaults to ./device-out)
 # COMMIT=hash names the commit in RESULTS.md (the device copy's .git may be older than the tree)
 set -uo pipefail
@@ -25,6 +27,18 @@ modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(tests bench)
 t0=$(date +%s)
 stamp() { echo "[device.sh $(($(date +%s) - t0))s] $*"; }
+# TUNE_SUITE / BENCH_SUITE as case names (bench/peers/cases.py --names); a failure stops here,
+# since an empty list would select every case.
+if [ -n "${TUNE_SUITE:-}" ]; then
+  names=$(python3 bench/peers/cases.py --names --suite "$TUNE_SUITE") && [ -n "$names" ] ||
+    { echo "TUNE_SUITE=$TUNE_SUITE: no cases"; exit 2; }
+  TUNE_CASES=${TUNE_CASES:+$TUNE_CASES,}$names
+fi
+if [ -n "${BENCH_SUITE:-}" ]; then
+  names=$(python3 bench/peers/cases.py --names --suite "$BENCH_SUITE") && [ -n "$names" ] ||
+    { echo "BENCH_SUITE=$BENCH_SUITE: no cases"; exit 2; }
+  BENCH_CASES=${BENCH_CASES:+$BENCH_CASES,}$names
+fi
 
 # PREBUILT=dir: binaries built on the dev machine (carried with the call) instead of building here.
 BIN=${PREBUILT:-build-device}
@@ -154,13 +168,15 @@ PY
     ;;
   bench)
     stamp "our kernels"
-    "$BIN"/bench/mdh_bench --params params/h200 --out "$OUT/ours.json" 2>"$OUT/ours.err" |
-      tee "$OUT/ours.txt"
+    "$BIN"/bench/mdh_bench --params params/h200 --out "$OUT/ours.json" \
+      ${BENCH_CASES:+--cases "$BENCH_CASES"} 2>"$OUT/ours.err" | tee "$OUT/ours.txt"
     stamp "peers"
-    bash bench/peers/run_peers.sh "$OUT" >"$OUT/peers.log" 2>&1 || tail -20 "$OUT/peers.log"
+    PEER_CASES=${BENCH_CASES:-} bash bench/peers/run_peers.sh "$OUT" >"$OUT/peers.log" 2>&1 ||
+      tail -20 "$OUT/peers.log"
     stamp "report"
     python3 bench/report.py --ours "$OUT/ours.json" --vendor "$OUT/vendor.json" \
       --frameworks "$OUT/frameworks.json" --out "$OUT/RESULTS.md" \
+      ${BENCH_CASES:+--cases "$BENCH_CASES"} \
       --commit "${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$OUT/report.log" 2>&1 ||
       tail -20 "$OUT/report.log"
     # the call returns a limited number of files: the raw outputs travel as one archive

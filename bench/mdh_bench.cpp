@@ -5,7 +5,7 @@
 // events around the launches) and by CUDA-graph replay (kernel time only); medians.
 //   mdh_bench [--params DIR=params/h200] [--out FILE=ours.json] [--cases a,b,...] [--reps N=50]
 //             [--flush memset|read]   (bench/l2_flush.hpp: read is a diagnostic; memset is the
-//             method)
+//             method) [--list]   (--list: the cases, of --cases, and exit; no GPU needed)
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   std::string params = "params/h200", out_path = "ours.json", flush_mode = "memset";
   std::set<std::string> only;
   int reps = 50;
+  bool list = false;
   for (int k = 1; k < argc; ++k) {
     std::string a = argv[k];
     auto value = [&] {
@@ -84,12 +85,23 @@ int main(int argc, char** argv) {
       only = bench::split_list(value());
     else if (a == "--flush")
       flush_mode = value();
+    else if (a == "--list")
+      list = true;
     else {
       std::fprintf(stderr,
                    "usage: mdh_bench [--params DIR] [--out FILE] [--cases a,b] [--reps N] "
-                   "[--flush memset|read]\n");
+                   "[--flush memset|read] [--list]\n");
       return 2;
     }
+  }
+  if (auto bad = bench::unknown_cases(only); !bad.empty()) {
+    std::fprintf(stderr, "mdh_bench: no such case: %s (mdh_bench --list shows them)\n",
+                 bad.c_str());
+    return 2;
+  }
+  if (list) {
+    bench::list_cases(only);
+    return 0;
   }
   if (!cuda::device_available()) {
     std::fprintf(stderr, "mdh_bench: no CUDA device: skipped\n");

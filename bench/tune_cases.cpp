@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Tunes the benchmark cases on this machine's GPUs (one measuring worker per visible GPU, NVRTC
 // compiles on all CPU cores) and writes their parameter files; a case whose log exists resumes.
-//   tune_cases [--seconds S=60] [--more S] [--params DIR=params/h200] [--cases a,b,...]
+//   tune_cases [--seconds S=60] [--more S] [--params DIR=params/h200] [--cases a,b,...] [--list]
+// --list prints the cases (of --cases) and exits; it needs no GPU.
 // --seconds is each case's budget over every session of its log (a log that already holds S
 // seconds tunes nothing more); --more S tunes each case S seconds more in this run, whatever its
 // log holds (alone, it replaces the default --seconds; with it, whichever ends first).
@@ -23,8 +24,18 @@ int main(int argc, char** argv) {
   bool seconds_given = false;
   std::string params = "params/h200";
   std::set<std::string> only;
-  for (int k = 1; k + 1 < argc; k += 2) {
-    std::string a = argv[k], v = argv[k + 1];
+  bool list = false;
+  for (int k = 1; k < argc; k += 2) {
+    std::string a = argv[k];
+    if (a == "--list") {
+      list = true, --k;
+      continue;
+    }
+    if (k + 1 >= argc) {
+      std::fprintf(stderr, "tune_cases: %s needs a value\n", a.c_str());
+      return 2;
+    }
+    std::string v = argv[k + 1];
     if (a == "--seconds")
       seconds = std::stod(v), seconds_given = true;
     else if (a == "--more")
@@ -35,9 +46,19 @@ int main(int argc, char** argv) {
       only = bench::split_list(v);
     else {
       std::fprintf(stderr,
-                   "usage: tune_cases [--seconds S] [--more S] [--params DIR] [--cases a,b]\n");
+                   "usage: tune_cases [--seconds S] [--more S] [--params DIR] [--cases a,b] "
+                   "[--list]\n");
       return 2;
     }
+  }
+  if (auto bad = bench::unknown_cases(only); !bad.empty()) {
+    std::fprintf(stderr, "tune_cases: no such case: %s (tune_cases --list shows them)\n",
+                 bad.c_str());
+    return 2;
+  }
+  if (list) {
+    bench::list_cases(only);
+    return 0;
   }
   if (more > 0 && !seconds_given) seconds = 0;
   if (!cuda::device_available()) {

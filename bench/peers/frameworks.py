@@ -3,7 +3,8 @@
 """The framework peers of bench/ (issue #5): PyTorch eager, torch.compile and JAX/XLA for every
 case of bench/cases.json, float32 with TF32 off everywhere.
 
-  python3 bench/peers/frameworks.py --out frameworks.json [--cases a,b] [--peers eager,jax,compile]
+  python3 bench/peers/frameworks.py --out frameworks.json [--cases a,b] [--suite any_shape]
+                                    [--peers eager,jax,compile]
                                     [--skip-compile] [--budget-s 230] [--max-reps 100] [--dry-run]
 
 Each case names its inputs (shape, dtype, init) and, per peer, one expression over them
@@ -49,6 +50,7 @@ def parse_args(argv=None):
     ap.add_argument("--out", default="frameworks.json", help="JSON file to write")
     ap.add_argument("--cases-json", default=cases_mod.CASES_JSON)
     ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    ap.add_argument("--suite", default="", help="comma-separated suites (e.g. any_shape; default: all)")
     ap.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset of eager,jax,compile")
     ap.add_argument("--skip-compile", action="store_true", help="leave torch.compile out")
     ap.add_argument("--budget-s", type=float, default=230.0, help="wall-clock budget for the whole run")
@@ -63,19 +65,9 @@ def parse_args(argv=None):
         ap.error(f"unknown peers {bad}; choose from {PEERS}")
     if a.skip_compile and "compile" in a.peer_list:
         a.peer_list.remove("compile")
-    a.case_list = [c for c in a.cases.split(",") if c]
+    a.case_list = cases_mod.split(a.cases)
+    a.suite_list = cases_mod.split(a.suite)
     return a
-
-
-def select_cases(doc, names):
-    cases = doc["cases"]
-    if names:
-        known = {c["name"] for c in cases}
-        unknown = [n for n in names if n not in known]
-        if unknown:
-            raise SystemExit(f"unknown cases {unknown}; known: {sorted(known)}")
-        cases = [c for c in cases if c["name"] in names]
-    return cases
 
 
 def make_fn(expr, arg_names, namespace):
@@ -101,7 +93,7 @@ class Run:
         self.t0 = time.monotonic()
         self.deadline = self.t0 + args.budget_s
         self.doc = cases_mod.load(args.cases_json)
-        self.cases = select_cases(self.doc, args.case_list)
+        self.cases = cases_mod.select(self.doc, args.case_list, args.suite_list)
         self.result = {"tool": "bench/peers/frameworks.py",
                        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                        "method": ("per_call: 256 MB L2 flush, synchronize, event, call, event (host dispatch "
@@ -504,7 +496,7 @@ class Run:
 
 def dry_run(args):
     doc = cases_mod.load(args.cases_json)
-    cases = select_cases(doc, args.case_list)
+    cases = cases_mod.select(doc, args.case_list, args.suite_list)
     stub = {"torch": None, "F": None, "jax": None, "jnp": None, "lax": None, "math": math}
     problems = 0
     for c in cases:

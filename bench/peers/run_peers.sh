@@ -9,7 +9,8 @@
 #
 # Environment: VENDOR_BIN=path uses a prebuilt vendor binary when the build fails (or
 # VENDOR_PREBUILT_FIRST=1 to try it first); FRAMEWORKS_BUDGET_S (default 230) bounds
-# frameworks.py; VENDOR_TIMEOUT_S (default 90) bounds the vendor run.
+# frameworks.py; VENDOR_TIMEOUT_S (default 90) bounds the vendor run. PEER_CASES=a,b and/or
+# PEER_SUITE=any_shape run only those cases (both peers; the ceilings are measured either way).
 set -u
 OUTDIR=${1:?usage: run_peers.sh OUTDIR [frameworks.py args...]}
 shift
@@ -24,7 +25,12 @@ export PYTHONUNBUFFERED=1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 
 TMP=$(mktemp -d /tmp/mdh_peers.XXXXXX)
-"$PY" "$HERE/cases.py" --vendor-lines >"$TMP/vendor_cases.txt" || { stamp "cases.py failed"; exit 1; }
+select=()
+[ -n "${PEER_CASES:-}" ] && select+=(--cases "$PEER_CASES")
+[ -n "${PEER_SUITE:-}" ] && select+=(--suite "$PEER_SUITE")
+"$PY" "$HERE/cases.py" --vendor-lines "${select[@]}" >"$TMP/vendor_cases.txt" ||
+  { stamp "cases.py failed"; exit 1; }
+[ ${#select[@]} -gt 0 ] && stamp "selected: $("$PY" "$HERE/cases.py" --names "${select[@]}")"
 
 # ---- find cuDNN (system, CUDA toolkit, or the Python wheel that PyTorch uses) and cuBLAS
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -106,12 +112,12 @@ fi
 # ---- frameworks
 stamp "running frameworks.py"
 timeout $(( ${FRAMEWORKS_BUDGET_S:-230} + 40 )) "$PY" "$HERE/frameworks.py" --out "$OUTDIR/frameworks.json" \
-  --budget-s "${FRAMEWORKS_BUDGET_S:-230}" "$@" >"$OUTDIR/frameworks.log" 2>&1
+  --budget-s "${FRAMEWORKS_BUDGET_S:-230}" "${select[@]}" "$@" >"$OUTDIR/frameworks.log" 2>&1
 stamp "frameworks rc=$?"
 grep -v '^\s*$' "$OUTDIR/frameworks.log" | grep -E '^\[|Error|error' | tail -90
 
 # ---- a first look: the report with no results of ours
 "$PY" "$HERE/../report.py" --vendor "$OUTDIR/vendor.json" --frameworks "$OUTDIR/frameworks.json" \
-  --out "$OUTDIR/RESULTS.md" --no-git >/dev/null 2>&1 && stamp "report: $OUTDIR/RESULTS.md"
+  --out "$OUTDIR/RESULTS.md" --no-git "${select[@]}" >/dev/null 2>&1 && stamp "report: $OUTDIR/RESULTS.md"
 rm -rf "$TMP"
 stamp "done"
