@@ -33,14 +33,9 @@
 
 namespace mdh::ops {
 
-// Calls visit(name, computation, sizes) for every float32 case of benchmarks.md, in the table's
-// order, then for the any_shape cases. Softmax and layernorm are two computations each, given as
-// one fused pair (mdh::fuse: one kernel; mdh::is_fused_v tells them apart). Notes: Jacobi3D 256^3
-// is the interior of a 256^3 grid (sizes 254^3); the ResNet-50 layer derives its image as 229 x 229
-// (the 230th row/column of the 230 x 230 input is never read). The "any_shape" suite of
-// bench/cases.json (issue 19): extents that no tile divides - odd and prime products, a matvec, a
-// dot and row/column sums - and TCCG tensor contractions whose reduction and output indices are
-// permuted in the inputs.
+// The "any_shape" suite of bench/cases.json (issue 19): extents that no tile divides - odd and
+// prime products, a matvec, a dot and row/column sums - and TCCG tensor contractions whose
+// reduction and output indices are permuted in the inputs.
 template <class Visit>
 void for_each_any_shape_case(Visit&& visit) {
   using sizes = std::vector<std::int64_t>;
@@ -63,8 +58,14 @@ void for_each_any_shape_case(Visit&& visit) {
         sizes{24, 16, 16, 24, 16, 16, 24});
 }
 
+// Calls visit(name, computation, sizes) for every float32 case of benchmarks.md (the suites bert,
+// sc21 and toplas of bench/cases.json), in the table's order. Softmax and layernorm are two
+// computations each, given as one fused pair (mdh::fuse: one kernel; mdh::is_fused_v tells them
+// apart). Notes: Jacobi3D 256^3 is the interior of a 256^3 grid (sizes 254^3); the ResNet-50
+// layer derives its image as 229 x 229 (the 230th row/column of the 230 x 230 input is never
+// read).
 template <class Visit>
-void for_each_benchmark_case(Visit&& visit) {
+void for_each_benchmarks_md_case(Visit&& visit) {
   using sizes = std::vector<std::int64_t>;
   auto bmm_nt = batch_matmul<float, false, true>();  // Q * K^T
   auto bmm_nn = batch_matmul<float>();               // P * V
@@ -95,6 +96,12 @@ void for_each_benchmark_case(Visit&& visit) {
   visit(std::string_view("jacobi3d_256"), jacobi3d(), sizes{254, 254, 254});
   visit(std::string_view("mcc_resnet50_l1"), mcc(2, 2), sizes{16, 112, 112, 64, 7, 7, 3});
   visit(std::string_view("prl_2p15"), prl(), sizes{32768, 32768});
+}
+
+// Every case of bench/cases.json: those of benchmarks.md, then the any_shape suite.
+template <class Visit>
+void for_each_benchmark_case(Visit&& visit) {
+  for_each_benchmarks_md_case(visit);
   for_each_any_shape_case(visit);
 }
 

@@ -134,24 +134,25 @@ TEST_CASE("the benchmark cases' search spaces hold the same configurations as be
     all = nlohmann::json::parse(in);
   }
   int cases = 0;
-  ops::for_each_benchmark_case([&](std::string_view name, const auto& op, const sizes_t& sizes) {
-    const std::string key(name);
-    INFO(key);
-    ++cases;
-    for (auto& lim : devices()) {
-      INFO(lim.name);
-      auto visit = [&](const auto& ir) {
-        if (write)
-          all[key][lim.name] = space_facts(ir, sizes, lim);
-        else
-          compare(all.at(key + "@" + lim.name), ir, sizes, lim);
-      };
-      if constexpr (is_fused_v<std::decay_t<decltype(op)>>)
-        visit(op.ir());
-      else
-        visit(mdh::describe(op));
-    }
-  });
+  ops::for_each_benchmarks_md_case(
+      [&](std::string_view name, const auto& op, const sizes_t& sizes) {
+        const std::string key(name);
+        INFO(key);
+        ++cases;
+        for (auto& lim : devices()) {
+          INFO(lim.name);
+          auto visit = [&](const auto& ir) {
+            if (write)
+              all[key][lim.name] = space_facts(ir, sizes, lim);
+            else
+              compare(all.at(key + "@" + lim.name), ir, sizes, lim);
+          };
+          if constexpr (is_fused_v<std::decay_t<decltype(op)>>)
+            visit(op.ir());
+          else
+            visit(mdh::describe(op));
+        }
+      });
   CHECK(cases == 25);
   if (write) {
     std::ofstream out(write);  // one line per case and device: small diffs
