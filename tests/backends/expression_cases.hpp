@@ -49,10 +49,18 @@ void for_each_expression_case(Visit&& visit) {
   visit(std::string_view("prl"), ops::prl(), sz{13, 17});
   visit(std::string_view("reduce"), ops::reduce(), sz{101});
   visit(std::string_view("reduce_sum_max"), ops::reduce_sum_max(), sz{101});
+  visit(std::string_view("row_sum"), ops::row_sum(), sz{7, 37});
   visit(std::string_view("scan"), ops::scan(), sz{37});
   visit(std::string_view("softmax_stats"), ops::softmax_stats(), sz{5, 37});
   visit(std::string_view("softmax_normalize"), ops::softmax_normalize(), sz{5, 37});
   visit(std::string_view("subtract"), ops::subtract(), sz{7, 13});
+  visit(std::string_view("tccg_abcd_aebf_dfce"), ops::tccg_abcd_aebf_dfce(), sz{3, 2, 5, 3, 3, 2});
+  visit(std::string_view("tccg_abcd_eafd_fbec"), ops::tccg_abcd_eafd_fbec(), sz{2, 3, 3, 5, 2, 3});
+  visit(std::string_view("tccg_abc_adec_ebd"), ops::tccg_abc_adec_ebd(), sz{5, 3, 7, 3, 2});
+  visit(std::string_view("tccg_abcdef_dega_gfbc"), ops::tccg_abcdef_dega_gfbc(),
+        sz{3, 2, 2, 3, 2, 2, 5});
+  visit(std::string_view("tccg_abcdef_dfgb_geac"), ops::tccg_abcdef_dfgb_geac(),
+        sz{2, 3, 2, 2, 3, 2, 5});
 }
 
 namespace detail {

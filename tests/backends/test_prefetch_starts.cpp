@@ -521,33 +521,7 @@ lower::device_limits cl_limits(opencl::context& ctx) {
   return lim;
 }
 
-// Runs `cfgs` of op at `sizes` on OpenCL against mdh::reference on random non-zero inputs.
-template <class Op>
-int run_configs(opencl::context& ctx, const Op& op, const sizes_t& sizes,
-                const std::vector<lower::config>& cfgs, std::uint64_t seed) {
-  const ir::computation& c = mdh::describe(op);
-  auto lim = cl_limits(ctx);
-  auto in = test::make_inputs(c, sizes, seed);
-  auto want = test::make_outputs(c, sizes);
-  std::vector<buffer_ref> in_refs, want_refs;
-  for (auto& b : in) in_refs.push_back(b);
-  for (auto& b : want) want_refs.push_back(b);
-  test::call_reference(op, sizes, in_refs, want_refs);
-  const std::int64_t L = test::reduction_length(c, sizes);
-  int retried = 0;
-  for (auto& cfg : cfgs) {
-    INFO(c.name, " ", to_string(sizes), " config: ", lower::to_string(cfg));
-    auto plan = lower::lower(c, sizes, cfg, lim);
-    // twice with the last-block combine: its counters must be reset for the next launch
-    const int launches = plan.blk_combine == lower::block_combine_kind::last_block ? 2 : 1;
-    auto o = test::check_opencl(ctx, plan, in, want, L, launches);
-    CHECK_MESSAGE(o.mismatch.empty(), o.mismatch, "\n", lower::to_string(plan));
-    retried += o.pocl_retry;
-  }
-  if (retried)
-    MESSAGE(c.name, ": ", retried, " kernels miscompiled by PoCL loopvec, correct under repl");
-  return int(cfgs.size());
-}
+using test::run_configs;
 #endif
 
 // At most n of v, evenly spaced (first and last included).
