@@ -1,31 +1,41 @@
 // SPDX-License-Identifier: MIT
 // The search space of an expression: from (computation, sizes, device limits) the atf tuning
-// parameters and constraints of the MDH low-level model (mdh/lower/config.hpp), and the way back
-// from an atf configuration to a lower::config.
+// parameters of the MDH low-level model (mdh/lower/config.hpp), constrained by the validity
+// rules of mdh/lower/rules.hpp (the rules check() applies, stated there once), and the way
+// between an atf configuration and a lower::config.
 //
-// Parameters (d = dimension, b = input buffer):
-//   thr_d      threads along d (powers of two); all thr_d together: threads per block <= limit
-//   t_rm_d     register tile (elements per thread per step); products bounded (registers, unroll)
+// The coordinates are the configuration's own parameters, by their names (lower::to_map):
+//   thr_d      threads along d (powers of two)
+//   t_rm_d     register tile (elements per thread per step)
 //   blk_d      blocks along d: powers of two and ceil(n / 2^q), so odd sizes (384) split evenly
-//   sm_mult_d  shared-memory tile = thr_d * t_rm_d * sm_mult_d; 0 = the whole per-block chunk
 //   strided_d  thread t takes t, t+thr, ... (1) or a consecutive run (0)
 //   thr_map_d  CUDA thread axis of d (0 = x, 1 = y); dims on one axis fold, the last fastest
 //   cache_b, transpose_b, pad_b   shared-memory caching of input b and its tile layout
-//   thr_combine, blk_combine, vec
-//   vec_pw     vector loads along the innermost pw dimension (1, 2, 4)
-//   prefetch   tiles of the next reduction step loaded into registers during this one (1), and
-//              into a second shared-memory buffer, one barrier per step (2)
-// Every constraint that involves a few parameters is part of the space (so the tuner never sees
-// those violations), and so is the warp-shuffle lane layout (thr_combine over every thr_d and
-// thr_map_d: it was the most common violation of uniform samples, 14-29 % of reduction spaces).
-// Whole-configuration resources - shared memory of all cached tiles together, prefetched
-// registers - are checked by lower::check before compiling; a configuration that fails it is
-// reported to the tuner as invalid with the violated rule.
+//   thr_combine, blk_combine, vec, vec_pw, prefetch
+// with two exceptions:
+//   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
+//              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
+//              t_rm_d, blk_d and the size; as a coordinate, the rule tying it to them would join
+//              the threads group, the register-tile group and every blk_d into one tree the size
+//              of their product, where as steps it is a coordinate of its own. tile_from_steps
+//              and tile_steps below are the one translation, both ways.
+//   blk_map_d  not tuned: 0, every block index folds into grid.x (2^31 - 1 blocks).
+// A fused pair's second stage names its input and kernel parameters s2_...; both stages share
+// the dimension parameters.
+// Which values the space tries is its own design (below, per parameter): e.g. powers of two for
+// threads, no atomics where the operator has none, no warp shuffles without a CUDA device.
+// Which of those are valid is the rules' business: every rule whose parameters are all
+// coordinates becomes an atf constraint, so the tuner never sees those violations. The rules
+// over t_sm_d and blk_map_d hold by construction; those over the finished plan (shared memory
+// of all tiles, launch limits, prefetched registers) are checked by lower::check before
+// compiling, and a configuration that fails one is reported to the tuner as invalid.
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <atf/atf.hpp>
@@ -35,6 +45,7 @@
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/fuse.hpp>
+#include <mdh/lower/rules.hpp>
 
 namespace mdh::tuning {
 
@@ -65,15 +76,72 @@ inline std::int64_t pow2_ceil(std::int64_t n) {
   while (p < n && p < largest_power_of_two) p *= 2;
   return p;
 }
+
+// The dimension and stage parameters of lower::config, by stem (lower::to_map's names).
+inline constexpr const char* dim_stems[] = {"blk",     "thr",     "t_sm",   "t_rm",
+                                            "strided", "thr_map", "blk_map"};
+inline constexpr const char* input_stems[] = {"cache", "transpose", "pad"};
+inline constexpr const char* kernel_names[] = {"thr_combine", "blk_combine", "vec", "vec_pw",
+                                               "prefetch"};
+
+// Adds `r` to the parameters of `ps` as atf constraints: on its last parameter, reading the
+// others; a product bound also on each earlier one, reading those before it (the rest at 1).
+// A rule that reads a parameter the space does not have is left out (see the header comment).
+inline void constrain(std::vector<atf::tp>& ps, const lower::rule& r) {
+  auto find = [&](const std::string& n) -> atf::tp* {
+    for (auto& p : ps)
+      if (p.name() == n) return &p;
+    return nullptr;
+  };
+  std::vector<atf::tp*> at;
+  for (auto& n : r.reads) {
+    at.push_back(find(n));
+    if (!at.back()) return;
+  }
+  auto test = r.test;
+  const std::vector<std::string> reads = r.reads;
+  for (std::size_t k = r.product_bound ? 0 : reads.size() - 1; k < reads.size(); ++k) {
+    std::vector<std::string> before(reads.begin(), reads.begin() + std::ptrdiff_t(k));
+    at[k]->constrain(atf::constraint(
+        before, [before, test, n = reads.size()](std::int64_t v, const atf::partial_config& c) {
+          std::vector<std::int64_t> vals(n, 1);
+          for (std::size_t j = 0; j < before.size(); ++j) vals[j] = c.get<std::int64_t>(before[j]);
+          vals[before.size()] = v;
+          return !test(vals);
+        }));
+  }
+}
 }  // namespace detail
 
+// The shared-memory tile t_sm of a dimension with `x`'s thr, t_rm and blk (size `n`) at
+// t_sm_steps = `steps`, and back: the space's one translation of t_sm (see the header comment).
+inline std::int64_t tile_from_steps(std::int64_t steps, const lower::dim_config& x,
+                                    std::int64_t n) {
+  const std::int64_t step = x.thr * x.t_rm, chunk = lower::ceil_div(n, x.blk);
+  return steps == 0 ? lower::ceil_div(chunk, step) * step : step * steps;
+}
+inline std::int64_t tile_steps(const lower::dim_config& x, std::int64_t n) {
+  const std::int64_t step = x.thr * x.t_rm;
+  return x.t_sm == tile_from_steps(0, x, n) ? 0 : x.t_sm / step;
+}
+
 inline void append_stage_parameters(std::vector<atf::tp>& ps, const ir::computation& comp,
+                                    const std::vector<std::int64_t>& sizes,
                                     const lower::device_limits& limits, const std::string& prefix,
                                     bool with_blk_combine);
 
-// The dimension parameters (thr_d, t_rm_d, blk_d, sm_mult_d, strided_d, thr_map_d) of `comp`;
-// `one_block[d]`: dimension d is not split over blocks (blk_d = 1); `one_thread[d]`: nor over
-// threads (thr_d = 1; a scan of either stage of a fused pair).
+// The device limits the space's rules are stated for: at most `opt.max_threads` threads.
+inline lower::device_limits space_limits(const lower::device_limits& limits,
+                                         const space_options& opt) {
+  lower::device_limits l = limits;
+  l.max_threads_per_block = std::min(opt.max_threads, limits.max_threads_per_block);
+  return l;
+}
+
+// The dimension parameters (thr_d, t_rm_d, blk_d, t_sm_steps_d, strided_d, thr_map_d) of `comp`
+// and the rules over them alone; `one_block[d]`: dimension d is not split over blocks
+// (blk_d = 1); `one_thread[d]`: nor over threads (thr_d = 1; a scan of either stage of a fused
+// pair).
 inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
                                                 const std::vector<std::int64_t>& sizes,
                                                 const lower::device_limits& limits,
@@ -86,58 +154,24 @@ inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
   if (sizes.size() != D)
     throw error("search space of '" + comp.name + "': " + std::to_string(sizes.size()) +
                 " sizes for " + std::to_string(D) + " dimensions");
-  const int64_t max_threads = std::min(opt.max_threads, limits.max_threads_per_block);
+  const lower::device_limits lim = space_limits(limits, opt);
   std::vector<atf::tp> ps;
-
-  // threads: one group, bounded by the threads-per-block limit
-  std::vector<std::string> thr_names;
-  for (std::size_t d = 0; d < D; ++d) {
-    bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum || one_thread.at(d);
-    auto vals =
-        scan ? std::vector<int64_t>{1}
-             : detail::powers_of_two_upto(std::min(max_threads, detail::pow2_ceil(sizes[d])));
-    auto earlier = thr_names;
+  for (std::size_t d = 0; d < D; ++d)
     ps.emplace_back(
-        name("thr", d), atf::set(vals),
-        atf::constraint(earlier, [earlier, max_threads](int64_t v, const atf::partial_config& c) {
-          int64_t t = v;
-          for (auto& n : earlier) t *= c.get<int64_t>(n);
-          return t <= max_threads;
-        }));
-    thr_names.push_back(name("thr", d));
-  }
-
-  // register tiles: one group, bounded by the accumulator and unroll limits of lower::check
-  std::vector<std::string> rm_names;
+        name("thr", d),
+        atf::set(one_thread.at(d) ? std::vector<int64_t>{1}
+                                  : detail::powers_of_two_upto(std::min(
+                                        lim.max_threads_per_block, detail::pow2_ceil(sizes[d])))));
   for (std::size_t d = 0; d < D; ++d) {
     std::vector<int64_t> vals;
     for (int64_t t : {1, 2, 3, 4, 6, 8})
       if (t <= opt.max_t_rm && (t == 1 || t <= sizes[d])) vals.push_back(t);
-    auto earlier = rm_names;
-    std::vector<bool> counts_acc;  // which earlier dims hold accumulators (++ / ps)
-    for (std::size_t e = 0; e <= d; ++e)
-      counts_acc.push_back(!comp.is_reduction(e) ||
-                           comp.dims[e].combine == ir::combine_kind::prefix_sum);
-    const int64_t results = int64_t(comp.outputs.size());
-    ps.emplace_back(name("t_rm", d), atf::set(vals),
-                    atf::constraint(earlier, [earlier, counts_acc, results](
-                                                 int64_t v, const atf::partial_config& c) {
-                      int64_t all = v, acc = counts_acc.back() ? v : 1;
-                      for (std::size_t e = 0; e < earlier.size(); ++e) {
-                        int64_t x = c.get<int64_t>(earlier[e]);
-                        all *= x;
-                        if (counts_acc[e]) acc *= x;
-                      }
-                      return all <= lower::max_unrolled && acc * results <= lower::max_accumulators;
-                    }));
-    rm_names.push_back(name("t_rm", d));
+    ps.emplace_back(name("t_rm", d), atf::set(vals));
   }
-
   for (std::size_t d = 0; d < D; ++d) {
     const int64_t n = sizes[d];
-    bool scan = comp.dims[d].combine == ir::combine_kind::prefix_sum;
     std::set<int64_t> blk;
-    if (scan || one_block.at(d)) {
+    if (one_block.at(d)) {
       blk.insert(1);
     } else {
       // powers of two and the chunks of power-of-two (and 3 x power-of-two, for the 6-element
@@ -149,14 +183,15 @@ inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
       }
     }
     ps.emplace_back(name("blk", d), atf::set(std::vector<int64_t>(blk.begin(), blk.end())));
-    ps.emplace_back(name("sm_mult", d), atf::set({int64_t{0}, int64_t{1}, int64_t{2}, int64_t{4}}));
+    ps.emplace_back(name("t_sm_steps", d),
+                    atf::set({int64_t{0}, int64_t{1}, int64_t{2}, int64_t{4}}));
     ps.emplace_back(name("strided", d), opt.allow_strided && n > 1
                                             ? atf::set({int64_t{0}, int64_t{1}})
                                             : atf::set({int64_t{0}}));
     ps.emplace_back(name("thr_map", d),
                     D >= 2 ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
   }
-
+  for (const lower::rule& r : lower::config_rules(comp, sizes, lim)) detail::constrain(ps, r);
   return ps;
 }
 
@@ -167,151 +202,105 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                                             const space_options& opt = {}) {
   const std::vector<bool> none(comp.rank(), false);
   auto ps = make_dim_parameters(comp, sizes, limits, opt, none, none);
-  append_stage_parameters(ps, comp, limits, "", true);
+  append_stage_parameters(ps, comp, sizes, space_limits(limits, opt), "", true);
   return ps;
 }
 
 // The parameters of a stage's inputs and kernel (cache_b, transpose_b, pad_b, thr_combine,
-// blk_combine, vec, vec_pw, prefetch), named `prefix` + name; the dimension parameters they
-// depend on (t_rm_d, strided_d) are unprefixed: a fused pair's stages share them.
+// blk_combine, vec, vec_pw, prefetch), named `prefix` + name, and the rules that read them; the
+// dimension parameters those rules also read (t_rm_d, strided_d, ...) are unprefixed: a fused
+// pair's stages share them.
 inline void append_stage_parameters(std::vector<atf::tp>& ps, const ir::computation& comp,
+                                    const std::vector<std::int64_t>& sizes,
                                     const lower::device_limits& limits, const std::string& prefix,
                                     bool with_blk_combine) {
   using std::int64_t;
-  const std::size_t D = comp.rank();
+  const std::size_t first_stage_parameter = ps.size();
   auto name = [&](const char* stem, std::size_t k) { return prefix + detail::name(stem, k); };
   for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
-    bool can_cache = lower::detail::accesses_share_coefficients(comp.inputs[b]);
-    ps.emplace_back(name("cache", b),
-                    can_cache ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
-    std::string cache = name("cache", b);
-    auto only_cached = [cache](int64_t v, const atf::partial_config& c) {
-      return v == 0 || c.get<int64_t>(cache) == 1;
-    };
-    const std::size_t rank = comp.inputs[b].rank;
-    ps.emplace_back(name("transpose", b),
-                    !can_cache || rank < 2 ? atf::set({int64_t{0}})
-                    : rank == 2            ? atf::set({int64_t{0}, int64_t{1}})
-                                           : atf::set({int64_t{0}, int64_t{1}, int64_t{2}}),
-                    atf::constraint({cache}, only_cached));
+    ps.emplace_back(name("cache", b), atf::set({int64_t{0}, int64_t{1}}));
+    ps.emplace_back(name("transpose", b), atf::set({int64_t{0}, int64_t{1}, int64_t{2}}));
     // pad 4 keeps float4-aligned rows while breaking the bank pattern of transposed stores
-    ps.emplace_back(
-        name("pad", b),
-        can_cache ? atf::set({int64_t{0}, int64_t{1}, int64_t{4}}) : atf::set({int64_t{0}}),
-        atf::constraint({cache}, only_cached));
+    ps.emplace_back(name("pad", b), atf::set({int64_t{0}, int64_t{1}, int64_t{4}}));
   }
-
-  bool reduces = comp.has_reduction();
-  if (reduces && limits.cuda) {
-    // warp shuffles (1) need the reduction threads as the lowest lanes (the rule of lower::check)
-    std::vector<std::string> deps;
-    std::vector<bool> reduce;
-    for (std::size_t d = 0; d < D; ++d) {
-      deps.push_back(detail::name("thr", d));
-      deps.push_back(detail::name("thr_map", d));
-      reduce.push_back(comp.is_reduction(d) &&
-                       comp.dims[d].combine != ir::combine_kind::prefix_sum);
-    }
-    ps.emplace_back(
-        prefix + "thr_combine", atf::set({int64_t{0}, int64_t{1}}),
-        atf::constraint(deps, [deps, reduce](int64_t v, const atf::partial_config& c) {
-          return v == 0 ||
-                 !lower::detail::shuffle_lane_violation(reduce.size(), [&](std::size_t d) {
-                   return lower::detail::lane_dim{reduce[d], c.get<int64_t>(deps[2 * d]),
-                                                  c.get<int64_t>(deps[2 * d + 1]) == 0};
-                 });
-        }));
-  } else {
-    ps.emplace_back(prefix + "thr_combine", atf::set({int64_t{0}}));
-  }
-  // 0 atomics (when the operator and types have them), 1 second kernel, 2 last block
+  const bool reduces = comp.has_reduction();
+  // Warp shuffles only where threads can combine and the device has warps: elsewhere the choice
+  // changes nothing or is invalid.
+  ps.emplace_back(prefix + "thr_combine", reduces && limits.cuda
+                                              ? atf::set({int64_t{0}, int64_t{1}})
+                                              : atf::set({int64_t{0}}));
+  // 0 atomics (where the operator and types have them: elsewhere they are valid only when no
+  // reduction is split, the second kernel's kernel), 1 second kernel, 2 last block
   if (with_blk_combine)
     ps.emplace_back(prefix + "blk_combine", !reduces ? atf::set({int64_t{1}})
                                             : lower::detail::atomic_supported(comp, limits)
                                                 ? atf::set({int64_t{0}, int64_t{1}, int64_t{2}})
                                                 : atf::set({int64_t{1}, int64_t{2}}));
-
-  // vector stores along the innermost ++ dimension: blocked, t_rm a multiple of vec
-  int last_cc = -1;
-  for (std::size_t d = 0; d < D; ++d)
-    if (comp.dims[d].combine == ir::combine_kind::concat) last_cc = int(d);
-  if (last_cc < 0) {
-    ps.emplace_back(prefix + "vec", atf::set({int64_t{1}}));
-  } else {
-    std::string rm = detail::name("t_rm", std::size_t(last_cc)),
-                st = detail::name("strided", std::size_t(last_cc));
-    ps.emplace_back(prefix + "vec", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}),
-                    atf::constraint({rm, st}, [rm, st](int64_t v, const atf::partial_config& c) {
-                      return v == 1 || (c.get<int64_t>(rm) % v == 0 && c.get<int64_t>(st) == 0);
-                    }));
-  }
-  // vector loads along the innermost pw dimension: blocked, t_rm a multiple of vec_pw
-  int last_pw = -1;
-  for (std::size_t d = 0; d < D; ++d)
-    if (comp.dims[d].combine == ir::combine_kind::pointwise) last_pw = int(d);
-  if (last_pw < 0) {
-    ps.emplace_back(prefix + "vec_pw", atf::set({int64_t{1}}));
-  } else {
-    std::string rm = detail::name("t_rm", std::size_t(last_pw)),
-                st = detail::name("strided", std::size_t(last_pw));
-    ps.emplace_back(prefix + "vec_pw", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}),
-                    atf::constraint({rm, st}, [rm, st](int64_t v, const atf::partial_config& c) {
-                      return v == 1 || (c.get<int64_t>(rm) % v == 0 && c.get<int64_t>(st) == 0);
-                    }));
-  }
-  // prefetch: only with a reduction and some input cached in shared memory
-  std::vector<std::string> caches;
-  for (std::size_t b = 0; b < comp.inputs.size(); ++b)
-    if (lower::detail::accesses_share_coefficients(comp.inputs[b]))
-      caches.push_back(name("cache", b));
-  if (reduces && !caches.empty())
-    ps.emplace_back(prefix + "prefetch", atf::set({int64_t{0}, int64_t{1}, int64_t{2}}),
-                    atf::constraint(caches, [caches](int64_t v, const atf::partial_config& c) {
-                      if (v == 0) return true;
-                      for (auto& n : caches)
-                        if (c.get<int64_t>(n) == 1) return true;
-                      return false;
-                    }));
-  else
-    ps.emplace_back(prefix + "prefetch", atf::set({int64_t{0}}));
+  ps.emplace_back(prefix + "vec", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
+  ps.emplace_back(prefix + "vec_pw", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
+  ps.emplace_back(prefix + "prefetch", atf::set({int64_t{0}, int64_t{1}, int64_t{2}}));
+  // the rules that read this stage's parameters (those over dimensions alone came with them)
+  std::vector<atf::tp> stage(ps.begin() + std::ptrdiff_t(first_stage_parameter), ps.end());
+  auto is_stage = [&](const std::string& n) {
+    for (auto& p : stage)
+      if (p.name() == n) return true;
+    return false;
+  };
+  for (const lower::rule& r : lower::config_rules(comp, sizes, limits, prefix))
+    if (std::any_of(r.reads.begin(), r.reads.end(), is_stage)) detail::constrain(ps, r);
 }
 
-// From a configuration of the space above to the kernel template's configuration.
-// `prefix`: that of the stage parameters (a fused pair's second stage: "s2_"); a space without
-// blk_combine (fused stages: no reduction is split over blocks) gives the second kernel.
+// From a configuration of the space above to the kernel template's configuration: its
+// parameters by name, t_sm_d from t_sm_steps_d, blk_map_d = 0, read by lower::from_map (as a
+// parameter file is). `prefix`: that of the stage parameters (a fused pair's second stage:
+// "s2_"); a space without blk_combine (fused stages: no reduction is split over blocks) gives
+// the second kernel.
 inline lower::config to_config(const atf::configuration& a, const ir::computation& comp,
                                const std::vector<std::int64_t>& sizes,
                                const std::string& prefix = "") {
   using detail::name;
-  auto pname = [&](const char* stem, std::size_t k) { return prefix + name(stem, k); };
-  lower::config c;
-  c.dims.resize(comp.rank());
-  c.inputs.resize(comp.inputs.size());
+  std::map<std::string, std::int64_t> m;
   for (std::size_t d = 0; d < comp.rank(); ++d) {
-    auto& x = c.dims[d];
-    x.thr = a.get<std::int64_t>(name("thr", d));
-    x.t_rm = a.get<std::int64_t>(name("t_rm", d));
-    x.blk = a.get<std::int64_t>(name("blk", d));
-    std::int64_t step = x.thr * x.t_rm, mult = a.get<std::int64_t>(name("sm_mult", d));
-    std::int64_t chunk = lower::ceil_div(sizes[d], x.blk);
-    x.t_sm = mult == 0 ? lower::ceil_div(chunk, step) * step : step * mult;
-    x.strided = a.get<std::int64_t>(name("strided", d)) != 0;
-    x.thr_map = int(a.get<std::int64_t>(name("thr_map", d)));
-    x.blk_map = 0;  // every block index folds into grid.x (2^31 - 1 blocks)
+    for (const char* stem : detail::dim_stems)
+      if (std::string_view(stem) != "t_sm" && std::string_view(stem) != "blk_map")
+        m[name(stem, d)] = a.get<std::int64_t>(name(stem, d));
+    m[name("blk_map", d)] = 0;
+    lower::dim_config x;
+    x.thr = m[name("thr", d)], x.t_rm = m[name("t_rm", d)], x.blk = m[name("blk", d)];
+    m[name("t_sm", d)] = tile_from_steps(a.get<std::int64_t>(name("t_sm_steps", d)), x, sizes[d]);
   }
-  for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
-    c.inputs[b].cache = lower::cache_kind(a.get<std::int64_t>(pname("cache", b)));
-    c.inputs[b].transpose = int(a.get<std::int64_t>(pname("transpose", b)));
-    c.inputs[b].pad = a.get<std::int64_t>(pname("pad", b));
-  }
-  c.thr_combine = lower::thread_combine(a.get<std::int64_t>(prefix + "thr_combine"));
-  c.blk_combine = a.contains(prefix + "blk_combine")
-                      ? lower::block_combine(a.get<std::int64_t>(prefix + "blk_combine"))
-                      : lower::block_combine::second_kernel;
-  c.vec = a.get<std::int64_t>(prefix + "vec");
-  c.vec_pw = a.get<std::int64_t>(prefix + "vec_pw");
-  c.prefetch = a.get<std::int64_t>(prefix + "prefetch");
-  return c;
+  for (std::size_t b = 0; b < comp.inputs.size(); ++b)
+    for (const char* stem : detail::input_stems)
+      m[name(stem, b)] = a.get<std::int64_t>(prefix + name(stem, b));
+  for (const char* n : detail::kernel_names)
+    m[n] = a.contains(prefix + n) ? a.get<std::int64_t>(prefix + n)
+                                  : std::int64_t(lower::block_combine::second_kernel);
+  return lower::from_map(m, comp.rank(), comp.inputs.size());
+}
+
+// The configuration of make_parameters' space that to_config maps to `c` (its inverse); values
+// outside the space's sets make atf's search_space::find return nothing. `prefix`, `with_dims`
+// and `with_blk_combine` pick the names of one stage of a fused space.
+inline atf::configuration to_space_configuration(
+    const lower::config& c, const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+    const std::string& prefix = "", bool with_dims = true, bool with_blk_combine = true) {
+  using detail::name;
+  std::map<std::string, std::int64_t> m = lower::to_map(c);
+  m["vec_pw"] = c.vec_pw;  // to_map leaves it out when it is 1
+  atf::configuration a;
+  for (std::size_t d = 0; with_dims && d < comp.rank(); ++d)
+    for (const char* stem : detail::dim_stems) {
+      const std::string_view s(stem);
+      if (s == "t_sm")
+        a.set(name("t_sm_steps", d), tile_steps(c.dims[d], sizes[d]));
+      else if (s != "blk_map")
+        a.set(name(stem, d), m.at(name(stem, d)));
+    }
+  for (std::size_t b = 0; b < comp.inputs.size(); ++b)
+    for (const char* stem : detail::input_stems) a.set(prefix + name(stem, b), m.at(name(stem, b)));
+  for (const char* n : detail::kernel_names)
+    if (with_blk_combine || std::string_view(n) != "blk_combine") a.set(prefix + n, m.at(n));
+  return a;
 }
 
 // The space itself (chain of trees over the parameters above).
@@ -337,8 +326,9 @@ inline std::vector<atf::tp> make_parameters(const ir::fused& f,
     one_thread[d] = lower::fused_scans(f, d);
   }
   auto ps = make_dim_parameters(f.first, sizes, limits, opt, one_block, one_thread);
-  append_stage_parameters(ps, f.first, limits, "", false);
-  append_stage_parameters(ps, f.second, limits, fused_second_prefix, false);
+  const lower::device_limits lim = space_limits(limits, opt);
+  append_stage_parameters(ps, f.first, sizes, lim, "", false);
+  append_stage_parameters(ps, f.second, sizes, lim, fused_second_prefix, false);
   return ps;
 }
 
@@ -348,6 +338,16 @@ inline lower::fused_config to_config(const atf::configuration& a, const ir::fuse
   c.first = to_config(a, f.first, sizes);
   c.second = to_config(a, f.second, sizes, fused_second_prefix);
   return c;
+}
+
+// The configuration of make_parameters' space that to_config maps to `c`.
+inline atf::configuration to_space_configuration(const lower::fused_config& c, const ir::fused& f,
+                                                 const std::vector<std::int64_t>& sizes) {
+  atf::configuration a = to_space_configuration(c.first, f.first, sizes, "", true, false);
+  atf::configuration b =
+      to_space_configuration(c.second, f.second, sizes, fused_second_prefix, false, false);
+  for (auto& [n, v] : b) a.set(n, v);
+  return a;
 }
 
 inline atf::search_space make_search_space(const ir::fused& f,

@@ -33,49 +33,6 @@
 
 namespace mdh::tuning {
 
-// The configuration of make_parameters' space that to_config maps to `c` (the inverse of
-// to_config); values outside the space's sets make atf's search_space::find return nothing.
-// `prefix`, `with_dims` and `with_blk_combine` pick the names of one stage of a fused space.
-inline atf::configuration to_space_configuration(
-    const lower::config& c, const ir::computation& comp, const std::vector<std::int64_t>& sizes,
-    const std::string& prefix = "", bool with_dims = true, bool with_blk_combine = true) {
-  using detail::name;
-  auto pname = [&](const char* stem, std::size_t k) { return prefix + name(stem, k); };
-  atf::configuration a;
-  for (std::size_t d = 0; with_dims && d < comp.rank(); ++d) {
-    const auto& x = c.dims[d];
-    const std::int64_t step = x.thr * x.t_rm, chunk = lower::ceil_div(sizes[d], x.blk);
-    const std::int64_t whole = lower::ceil_div(chunk, step) * step;
-    a.set(name("thr", d), x.thr);
-    a.set(name("t_rm", d), x.t_rm);
-    a.set(name("blk", d), x.blk);
-    a.set(name("sm_mult", d), x.t_sm == whole ? std::int64_t{0} : x.t_sm / step);
-    a.set(name("strided", d), std::int64_t{x.strided});
-    a.set(name("thr_map", d), std::int64_t{x.thr_map});
-  }
-  for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
-    a.set(pname("cache", b), std::int64_t(c.inputs[b].cache));
-    a.set(pname("transpose", b), std::int64_t{c.inputs[b].transpose});
-    a.set(pname("pad", b), c.inputs[b].pad);
-  }
-  a.set(prefix + "thr_combine", std::int64_t(c.thr_combine));
-  if (with_blk_combine) a.set(prefix + "blk_combine", std::int64_t(c.blk_combine));
-  a.set(prefix + "vec", c.vec);
-  a.set(prefix + "vec_pw", c.vec_pw);
-  a.set(prefix + "prefetch", c.prefetch);
-  return a;
-}
-
-// The configuration of make_parameters' space that to_config maps to `c`.
-inline atf::configuration to_space_configuration(const lower::fused_config& c, const ir::fused& f,
-                                                 const std::vector<std::int64_t>& sizes) {
-  atf::configuration a = to_space_configuration(c.first, f.first, sizes, "", true, false);
-  atf::configuration b =
-      to_space_configuration(c.second, f.second, sizes, fused_second_prefix, false, false);
-  for (auto& [n, v] : b) a.set(n, v);
-  return a;
-}
-
 namespace detail {
 
 inline bool uses(const ir::buffer& b, std::size_t d) {
@@ -99,7 +56,7 @@ inline void fit(std::int64_t n, std::int64_t& thr, std::int64_t& t_rm) {
 }
 
 // One dimension walked by blocks of `thr` threads taking `t_rm` elements each per step, the
-// step being the shared-memory tile (sm_mult = 1), as many blocks as steps fit.
+// step being the shared-memory tile (t_sm_steps = 1), as many blocks as steps fit.
 inline void tile_dim(lower::dim_config& x, std::int64_t n, std::int64_t thr, std::int64_t t_rm,
                      int axis, bool strided = false) {
   x.thr = thr, x.t_rm = t_rm, x.t_sm = thr * t_rm, x.strided = strided, x.thr_map = axis;
@@ -108,7 +65,7 @@ inline void tile_dim(lower::dim_config& x, std::int64_t n, std::int64_t thr, std
 }
 
 // Blocks along dimension d so that a chunk is walked in whole steps: chunk = ceil(n / blk),
-// the sm tile the whole chunk (sm_mult = 0 in the space).
+// the sm tile the whole chunk (t_sm_steps = 0 in the space).
 // A shared-memory tile already smaller than the chunk (a product's k tile) is kept: a whole
 // 256-deep chunk as one tile would not fit in shared memory.
 inline void split_dim(lower::dim_config& x, std::int64_t n, std::int64_t blk) {
