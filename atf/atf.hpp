@@ -16,6 +16,7 @@
 #include <atf/expression_parser.hpp>
 #include <atf/log.hpp>
 #include <atf/log_lock.hpp>
+#include <atf/log_upgrade.hpp>
 #include <atf/parameter_file.hpp>
 #include <atf/process_cost.hpp>
 #include <atf/range.hpp>

@@ -41,7 +41,9 @@ inline std::string utc_timestamp() {
 
 }  // namespace detail
 
-inline constexpr int log_format_version = 1;
+// 2: the space hash with the real FNV-1a 64-bit offset basis (1 had one a digit short; such logs
+// are upgraded by atf::upgrade_log, atf/log_upgrade.hpp).
+inline constexpr int log_format_version = 2;
 
 struct log_contents {
   nlohmann::json header;
@@ -81,6 +83,12 @@ inline log_contents read_log(const std::filesystem::path& path, const std::strin
       if (!parsed || !j.is_object() || !j.contains("atf_log"))
         throw error(path.string() +
                     " is not an atf tuning log (first line is not an atf header); left untouched");
+      if (j.value("atf_log", 0) == 1)
+        throw error(path.string() +
+                    " is a tuning log of format 1 (written before atf fixed its space hash): "
+                    "atf::upgrade_log(path, space) rewrites it as format 2 when it is the log of "
+                    "that space (the tuner does so itself, so a log it reports is another "
+                    "space's); otherwise move it away to start a new log; left untouched");
       if (j.value("atf_log", 0) != log_format_version)
         throw error(path.string() + ": unsupported log format version " + j["atf_log"].dump());
       const std::string h = j.value("space_hash", std::string());

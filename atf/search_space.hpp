@@ -52,7 +52,7 @@ inline std::string to_string(index_t x) {
 using point = std::vector<std::uint64_t>;
 struct point_hash {
   std::size_t operator()(const point& p) const noexcept {
-    std::uint64_t h = 1469598103934665603ull;
+    std::uint64_t h = 14695981039346656037ull;
     for (auto x : p) h = (h ^ x) * 1099511628211ull;
     return static_cast<std::size_t>(h);
   }

@@ -11,6 +11,7 @@
 #include <atf/evaluator.hpp>
 #include <atf/log.hpp>
 #include <atf/log_lock.hpp>
+#include <atf/log_upgrade.hpp>
 #include <atf/progress.hpp>
 #include <atf/search/auc_bandit.hpp>
 #include <atf/search/technique.hpp>
@@ -216,6 +217,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     const bool exists =
         std::filesystem::exists(*log_, ec) && std::filesystem::file_size(*log_, ec) > 0;
     if (exists) {
+      upgrade_log(*log_, space);  // a format-1 log of this space: rewritten as format 2
       log_contents lc = read_log(*log_, space.hash());
       if (lc.header.contains("seed")) logged_seed = lc.header["seed"].get<std::uint64_t>();
       std::size_t line = 1;

@@ -26,7 +26,7 @@ struct dsu {
 inline void search_space::build(std::vector<tp> tps, std::vector<expr> frees, space_options opts) {
   const auto t0 = std::chrono::steady_clock::now();
   if (tps.empty()) throw error("search_space: no tuning parameters");
-  std::uint64_t h = 1469598103934665603ull;
+  std::uint64_t h = 14695981039346656037ull;
   params_.reserve(tps.size());
   names_.reserve(tps.size());
   std::size_t total_values = 0;

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -301,6 +302,19 @@ inline atf::configuration to_space_configuration(
   for (const char* n : detail::kernel_names)
     if (with_blk_combine || std::string_view(n) != "blk_combine") a.set(prefix + n, m.at(n));
   return a;
+}
+
+// The names of tuning logs of format 1 (mdh 0.1) in today's space: sm_mult_d is t_sm_steps_d.
+inline std::string upgraded_parameter_name(const std::string& v1) {
+  const std::string old = "sm_mult_";
+  return v1.rfind(old, 0) == 0 ? "t_sm_steps_" + v1.substr(old.size()) : v1;
+}
+
+// Rewrites a format-1 tuning log of `space` (mdh 0.1: the old names, atf's old space hash) as
+// today's, the original kept as <log>.v1 (atf::upgrade_log). False when there was nothing to
+// upgrade or the log is another space's.
+inline bool upgrade_tuning_log(const std::filesystem::path& log, const atf::search_space& space) {
+  return atf::upgrade_log(log, space, upgraded_parameter_name);
 }
 
 // The space itself (chain of trees over the parameters above).

@@ -136,15 +136,20 @@ inline std::optional<std::filesystem::path> set_aside_foreign_log(const std::fil
   return aside;
 }
 
-// The `k` cheapest distinct valid configurations of a JSON-lines tuning log, cheapest first.
-// Lines that are not valid evaluations (the header, failures, a line cut short by an
-// interrupted run) are passed over.
+// The `k` cheapest distinct valid configurations of a JSON-lines tuning log, cheapest first, in
+// today's parameter names (a log of format 1 has the old ones). Lines that are not valid
+// evaluations (the header, failures, a line cut short by an interrupted run) are passed over.
 inline std::vector<atf::configuration> best_of_log(const std::filesystem::path& log,
                                                    std::size_t k) {
   std::vector<std::pair<double, nlohmann::json>> valid;
   std::ifstream in(log);
+  bool v1 = false;
   for (std::string line; std::getline(in, line);) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("atf_log")) v1 = j["atf_log"] == 1;
+    if (v1 && j.is_object() && j.contains("configuration"))
+      j["configuration"] =
+          atf::detail::renamed_configuration(j["configuration"], upgraded_parameter_name);
     if (j.is_discarded() || !j.is_object() || !j.value("valid", false) ||
         !j.contains("configuration") || !j.contains("cost") || !j["cost"].is_number())
       continue;
@@ -278,6 +283,9 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
   t.technique(make_technique(opt.technique)).seed(opt.seed).progress(opt.progress).cost_unit("us");
   std::optional<std::filesystem::path> aside;
   if (!opt.log.empty()) {
+    if (upgrade_tuning_log(opt.log, space))
+      std::fprintf(stderr, "mdh: %s upgraded to today's log format (the original kept as .v1)\n",
+                   opt.log.string().c_str());
     aside = set_aside_foreign_log(opt.log, space.hash());
     t.log_file(opt.log, std::move(lock));
   }

@@ -50,7 +50,7 @@ TEST_CASE("log header and records") {
   std::string line;
   std::getline(in, line);
   auto h = nlohmann::json::parse(line);
-  CHECK(h["atf_log"] == 1);
+  CHECK(h["atf_log"] == 2);
   CHECK(h["space_hash"] == space.hash());
   CHECK(h["parameters"].size() == 2);
   int n = 0;
