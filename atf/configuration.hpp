@@ -99,8 +99,24 @@ class configuration {
 class partial_config {
  public:
   partial_config(const std::unordered_map<std::string, std::size_t>* index,
-                 const value* const* current, const std::string* owner)
-      : index_(index), current_(current), owner_(owner) {}
+                 const value* const* current, const std::string* owner,
+                 const std::vector<std::size_t>* reads = nullptr)
+      : index_(index), current_(current), owner_(owner), reads_(reads) {}
+
+  // The k-th parameter of the constraint's `reads` (duplicates and its own parameter left
+  // out), without a look-up by name: for constraints evaluated at every node of a large tree.
+  template <class T>
+  T get_read(std::size_t k) const {
+    if (!reads_ || k >= reads_->size())
+      throw error("constraint of '" + *owner_ + "' reads its parameter " + std::to_string(k) +
+                  ", beyond its dependency list");
+    const value* v = current_[(*reads_)[k]];
+    T out{};
+    if (!v || !detail::try_value_as(*v, out))
+      throw error("constraint of '" + *owner_ + "': its parameter " + std::to_string(k) +
+                  " is not set or not of the requested type");
+    return out;
+  }
 
   template <class T>
   T get(std::string_view name) const {
@@ -127,6 +143,7 @@ class partial_config {
   const std::unordered_map<std::string, std::size_t>* index_;
   const value* const* current_;
   const std::string* owner_;
+  const std::vector<std::size_t>* reads_;
 };
 
 }  // namespace atf

@@ -538,7 +538,7 @@ inline void search_space::generate(detail::tree& t, unsigned threads, double est
       for (const auto* ce : L.exprs)
         if (!ce->test(s.slots.data())) return false;
       for (const auto* ld : L.lambdas) {
-        partial_config pc(&slot_of_, s.cur.data(), &names_[ld->owner]);
+        partial_config pc(&slot_of_, s.cur.data(), &names_[ld->owner], &ld->reads);
         if (!ld->fn(*s.cur[ld->owner], pc)) return false;
       }
     } catch (const std::exception& e) {

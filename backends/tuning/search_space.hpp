@@ -104,10 +104,11 @@ inline void constrain(std::vector<atf::tp>& ps, const lower::rule& r) {
   for (std::size_t k = r.product_bound ? 0 : reads.size() - 1; k < reads.size(); ++k) {
     std::vector<std::string> before(reads.begin(), reads.begin() + std::ptrdiff_t(k));
     at[k]->constrain(atf::constraint(
-        before, [before, test, n = reads.size()](std::int64_t v, const atf::partial_config& c) {
-          std::vector<std::int64_t> vals(n, 1);
-          for (std::size_t j = 0; j < before.size(); ++j) vals[j] = c.get<std::int64_t>(before[j]);
-          vals[before.size()] = v;
+        before, [k, test, n = reads.size()](std::int64_t v, const atf::partial_config& c) {
+          thread_local std::vector<std::int64_t> vals;  // spaces are built on several threads
+          vals.assign(n, 1);
+          for (std::size_t j = 0; j < k; ++j) vals[j] = c.get_read<std::int64_t>(j);
+          vals[k] = v;
           return !test(vals);
         }));
   }

@@ -362,3 +362,25 @@ TEST_CASE("column-wise level checks agree with one-at-a-time checks") {
   CHECK_THROWS_WITH_AS(atf::search_space({w, z}, {atf::param("w") % atf::param("z") == 0}),
                        doctest::Contains("division by zero"), atf::error);
 }
+
+TEST_CASE("a constraint reads its dependencies by position as by name") {
+  using atf::partial_config;
+  auto by_name = [](std::int64_t z, const partial_config& c) {
+    return c.get<std::int64_t>("x") * c.get<std::int64_t>("y") * z <= 64;
+  };
+  auto by_position = [](std::int64_t z, const partial_config& c) {
+    return c.get_read<std::int64_t>(0) * c.get_read<std::int64_t>(1) * z <= 64;
+  };
+  auto space = [](auto f) {
+    atf::tp x("x", atf::powers_of_two(1, 32)), y("y", atf::powers_of_two(1, 32));
+    atf::tp z("z", atf::powers_of_two(1, 32), atf::constraint({"x", "y"}, f));
+    return atf::search_space(std::vector<atf::tp>{x, y, z});
+  };
+  const atf::search_space a = space(by_name), b = space(by_position);
+  CHECK(a.size() == b.size());
+  CHECK(a.size() == 81);  // 2^i, 2^j, 2^k (i, j, k <= 5) with i + j + k <= 6
+  auto beyond = [](std::int64_t, const partial_config& c) {
+    return c.get_read<std::int64_t>(2) > 0;
+  };
+  CHECK_THROWS_WITH_AS(space(beyond), doctest::Contains("beyond its dependency list"), atf::error);
+}
