@@ -18,10 +18,11 @@
 #include <nlohmann/json.hpp>
 
 #include <backends/cuda/program.hpp>
-#include <backends/tuning/cuda_target.hpp>
-#include <backends/tuning/load.hpp>
-#include <backends/tuning/tune.hpp>
+#include <backends/load_kernel.hpp>
 #include <expressions/benchmark_cases.hpp>
+#include <mdh/tuning/choose_configuration.hpp>
+#include <tuning/cuda_target.hpp>
+#include <tuning/tune.hpp>
 
 #include "bench_args.hpp"
 #include "l2_flush.hpp"
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
     if (!g.error.empty()) return;
     try {
       const auto& c = comp.ir();  // a computation, or a fused pair (softmax, layernorm)
-      auto kernel = tuning::load_cuda_kernel(comp, sizes, params, dev);
+      auto kernel = mdh::load_kernel(comp, sizes, params, dev);
       auto st = std::make_unique<step>();
       st->prog = std::move(kernel.program);
       st->config = kernel.choice.config;

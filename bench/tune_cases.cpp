@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include <backends/tuning/cuda_target.hpp>
-#include <backends/tuning/tune.hpp>
 #include <expressions/benchmark_cases.hpp>
+#include <tuning/cuda_target.hpp>
+#include <tuning/tune.hpp>
 
 #include "bench_args.hpp"
 

@@ -4,8 +4,8 @@
 //   02_custom_expression list
 //   02_custom_expression tune sqdist --sizes 4096,512 --time 30 --out params
 //   02_custom_expression run sqdist --sizes 4096,512 --params params
-#include <backends/tuning/cli.hpp>
 #include <mdh/mdh.hpp>
+#include <tools/cli.hpp>
 
 auto sqdist() {
   using namespace mdh;

@@ -4,11 +4,11 @@
 // run on this machine's device with the default configuration and checked against the reference.
 #include <cstdio>
 
-#include <backends/tuning/any_target.hpp>
-#include <backends/tuning/load.hpp>
-#include <backends/tuning/tune.hpp>
 #include <expressions/bert_mask.hpp>
 #include <mdh/mdh.hpp>
+#include <mdh/tuning/choose_configuration.hpp>
+#include <tuning/any_target.hpp>
+#include <tuning/tune.hpp>
 
 int main() {
   using namespace mdh;

@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <string>
 
-#include <backends/tuning/any_target.hpp>
-#include <backends/tuning/load.hpp>
-#include <backends/tuning/tune.hpp>
 #include <expressions/softmax.hpp>
 #include <mdh/mdh.hpp>
+#include <mdh/tuning/choose_configuration.hpp>
+#include <tuning/any_target.hpp>
+#include <tuning/tune.hpp>
 
 int main(int argc, char** argv) {
   using namespace mdh;

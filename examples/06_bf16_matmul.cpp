@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <backends/tuning/any_target.hpp>
-#include <backends/tuning/load.hpp>
-#include <backends/tuning/tune.hpp>
 #include <expressions/matmul.hpp>
 #include <mdh/mdh.hpp>
+#include <mdh/tuning/choose_configuration.hpp>
+#include <tuning/any_target.hpp>
+#include <tuning/tune.hpp>
 
 int main(int argc, char** argv) {
   using namespace mdh;

@@ -21,6 +21,7 @@
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/fused.hpp>
 #include <mdh/ir/hash.hpp>
+#include <mdh/lower/device_limits.hpp>
 #include <mdh/version.hpp>
 
 namespace mdh::tuning {
@@ -61,6 +62,14 @@ struct device_id {
   std::string compute_capability;  // "9.0"; empty for OpenCL
   friend bool operator==(const device_id&, const device_id&) = default;
 };
+
+// The id of the device with `limits` on `backend` ("cuda": with its compute capability).
+inline device_id device_id_of(const std::string& backend, const lower::device_limits& limits) {
+  return {backend, limits.name,
+          backend == "cuda"
+              ? std::to_string(limits.cc_major) + "." + std::to_string(limits.cc_minor)
+              : std::string()};
+}
 
 struct parameter_record {
   workload work;

@@ -17,11 +17,11 @@
 #include <string_view>
 #include <vector>
 
-#include <backends/tuning/search_space.hpp>
-#include <backends/tuning/start_configurations.hpp>
 #include <expressions/benchmark_cases.hpp>
 #include <mdh/lower/check.hpp>
 #include <mdh/lower/fuse.hpp>
+#include <tuning/search_space.hpp>
+#include <tuning/start_configurations.hpp>
 
 using namespace mdh;
 

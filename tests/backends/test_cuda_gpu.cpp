@@ -10,13 +10,13 @@
 #include <string>
 
 #include <backends/cuda/program.hpp>
-#include <backends/tuning/start_configurations.hpp>
 #include <expressions/layernorm.hpp>
 #include <expressions/softmax.hpp>
 #include <mdh/fused.hpp>
 #include <mdh/lower/fuse.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/lower/random_config.hpp>
+#include <tuning/start_configurations.hpp>
 
 #include "expression_cases.hpp"
 #include "ir_samples.hpp"

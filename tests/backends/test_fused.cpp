@@ -9,20 +9,20 @@
 #include <string>
 #include <vector>
 
-#include <backends/tuning/search_space.hpp>
-#include <backends/tuning/start_configurations.hpp>
 #include <expressions/layernorm.hpp>
 #include <expressions/softmax.hpp>
 #include <mdh/fused.hpp>
 #include <mdh/lower/fuse.hpp>
 #include <mdh/lower/random_config.hpp>
+#include <tuning/search_space.hpp>
+#include <tuning/start_configurations.hpp>
 #if MDH_WITH_OPENCL
 #include <filesystem>
 
 #include <backends/opencl/emit.hpp>
 #include <backends/opencl/runtime.hpp>
-#include <backends/tuning/opencl_target.hpp>
-#include <backends/tuning/tune.hpp>
+#include <tuning/opencl_target.hpp>
+#include <tuning/tune.hpp>
 
 #include "opencl_check.hpp"
 #endif

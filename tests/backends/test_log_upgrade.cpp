@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include <backends/tuning/search_space.hpp>
-#include <backends/tuning/tune.hpp>
 #include <expressions/benchmark_cases.hpp>
 #include <expressions/dot.hpp>
 #include <mdh/lower/check.hpp>
 #include <mdh/tuning/parameter_file.hpp>
+#include <tuning/search_space.hpp>
+#include <tuning/tune.hpp>
 
 using namespace mdh;
 namespace fs = std::filesystem;

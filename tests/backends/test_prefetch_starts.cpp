@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The template's register prefetch, vectorised tile copies and unrolled reduction steps, and the
-// tuner's start configurations (backends/tuning/start_configurations.hpp):
+// tuner's start configurations (tuning/start_configurations.hpp):
 //   - every start configuration of the benchmark cases passes check(), lies in the search space,
 //     round-trips through to_space_configuration / to_config and emits CUDA (headers only);
 //   - the generated source has the intended shape for explicit configurations (prefetch,
@@ -20,11 +20,11 @@
 
 #include <backends/cuda/emit.hpp>
 #include <backends/opencl/emit.hpp>
-#include <backends/tuning/search_space.hpp>
-#include <backends/tuning/start_configurations.hpp>
 #include <expressions/benchmark_cases.hpp>
 #include <expressions/catalog.hpp>
 #include <mdh/lower/lower.hpp>
+#include <tuning/search_space.hpp>
+#include <tuning/start_configurations.hpp>
 
 #include "expression_cases.hpp"
 #include "naive_reference.hpp"

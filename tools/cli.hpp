@@ -31,17 +31,17 @@
 
 #include <unistd.h>
 
-#include <backends/tuning/any_target.hpp>
-#include <backends/tuning/load.hpp>
-#include <backends/tuning/tune.hpp>
-#include <backends/tuning/workload_memory.hpp>
 #include <expressions/catalog.hpp>
 #include <mdh/ir/print.hpp>
+#include <mdh/tuning/choose_configuration.hpp>
+#include <tuning/any_target.hpp>
+#include <tuning/tune.hpp>
+#include <tuning/workload_memory.hpp>
 #if MDH_WITH_CUDA
-#include <backends/tuning/cuda_target.hpp>
+#include <tuning/cuda_target.hpp>
 #endif
 #if MDH_WITH_OPENCL
-#include <backends/tuning/opencl_target.hpp>
+#include <tuning/opencl_target.hpp>
 #endif
 
 namespace mdh::tuning::cli {

@@ -25,11 +25,11 @@
 #include <vector>
 
 #include <atf/configuration.hpp>
-#include <backends/tuning/search_space.hpp>
 #include <mdh/ir/computation.hpp>
 #include <mdh/lower/check.hpp>
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/device_limits.hpp>
+#include <tuning/search_space.hpp>
 
 namespace mdh::tuning {
 

@@ -36,15 +36,15 @@
 #include <vector>
 
 #include <atf/atf.hpp>
-#include <backends/tuning/search_space.hpp>
-#include <backends/tuning/start_configurations.hpp>
-#include <backends/tuning/workload_memory.hpp>
 #include <mdh/fused.hpp>
 #include <mdh/lower/fuse.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/reference.hpp>
 #include <mdh/tensor.hpp>
 #include <mdh/tuning/parameter_file.hpp>
+#include <tuning/search_space.hpp>
+#include <tuning/start_configurations.hpp>
+#include <tuning/workload_memory.hpp>
 
 namespace mdh::tuning {
 

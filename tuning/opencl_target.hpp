@@ -14,11 +14,10 @@
 
 #include <atf/evaluator.hpp>
 #include <backends/opencl/runtime.hpp>
-#include <backends/tuning/load.hpp>
-#include <backends/tuning/workload_memory.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 #include <mdh/tuning/verify.hpp>
+#include <tuning/workload_memory.hpp>
 
 namespace mdh::tuning {
 
@@ -27,7 +26,7 @@ class opencl_target {
   explicit opencl_target(opencl::context& ctx, int repetitions = 5)
       : ctx_(&ctx), limits_(ctx.limits()), repetitions_(repetitions) {}
 
-  device_id id() const { return {"opencl", limits_.name, ""}; }
+  device_id id() const { return device_id_of("opencl", limits_); }
   lower::device_limits limits() const { return limits_; }
   std::size_t workers() const { return 1; }
   device_memory memory() const {
@@ -101,39 +100,5 @@ class opencl_target {
   std::vector<opencl::buffer> inputs_, outputs_;
   std::vector<buffer_ref> expected_;
 };
-
-}  // namespace mdh::tuning
-
-namespace mdh::tuning {
-
-// A ready-to-call OpenCL kernel: the parameter-file record for this workload and device (or the
-// default configuration, with a one-line warning), lowered and built for `ctx`.
-template <class Choice>
-struct basic_opencl_kernel {
-  Choice choice;
-  std::unique_ptr<opencl::program> program;
-  // Host buffers (inputs then outputs, computation order): copies in, runs, copies out.
-  void operator()(std::span<const buffer_ref> inputs, std::span<const buffer_ref> outputs) const {
-    program->run(inputs, outputs);
-  }
-};
-using opencl_kernel = basic_opencl_kernel<configuration_choice>;
-using fused_opencl_kernel = basic_opencl_kernel<fused_configuration_choice>;
-
-// `comp`: a computation, or a pair of mdh::fuse (one kernel; buffers in the pair's order).
-template <class Comp>
-auto load_opencl_kernel(const Comp& comp, const std::vector<std::int64_t>& sizes,
-                        const std::filesystem::path& params, opencl::context& ctx,
-                        std::ostream* warn = &std::cerr) {
-  const auto& c = comp.ir();
-  comp.check_sizes(sizes);
-  auto lim = ctx.limits();
-  auto choice =
-      choose_configuration(c, sizes, params, device_id{"opencl", lim.name, ""}, lim, warn);
-  basic_opencl_kernel<decltype(choice)> k;
-  k.choice = std::move(choice);
-  k.program = std::make_unique<opencl::program>(ctx, lower::lower(c, sizes, k.choice.config, lim));
-  return k;
-}
 
 }  // namespace mdh::tuning

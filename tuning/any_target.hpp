@@ -7,10 +7,10 @@
 
 #include <mdh/error.hpp>
 #if MDH_WITH_CUDA
-#include <backends/tuning/cuda_target.hpp>
+#include <tuning/cuda_target.hpp>
 #endif
 #if MDH_WITH_OPENCL
-#include <backends/tuning/opencl_target.hpp>
+#include <tuning/opencl_target.hpp>
 #endif
 
 namespace mdh::tuning {

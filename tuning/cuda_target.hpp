@@ -16,7 +16,6 @@
 
 #include <atf/evaluator.hpp>
 #include <backends/cuda/program.hpp>
-#include <backends/tuning/load.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 #include <mdh/tuning/verify.hpp>
@@ -83,10 +82,7 @@ class cuda_target {
     arch_ = "sm_" + std::to_string(limits_.cc_major) + std::to_string(limits_.cc_minor);
   }
 
-  device_id id() const {
-    return {"cuda", limits_.name,
-            std::to_string(limits_.cc_major) + "." + std::to_string(limits_.cc_minor)};
-  }
+  device_id id() const { return device_id_of("cuda", limits_); }
   lower::device_limits limits() const { return limits_; }
   std::size_t workers() const { return workers_.size(); }
 
@@ -170,41 +166,5 @@ class cuda_target {
   std::vector<buffer_ref> expected_;
   std::atomic<double> best_us_{std::numeric_limits<double>::infinity()};
 };
-
-}  // namespace mdh::tuning
-
-namespace mdh::tuning {
-
-// A ready-to-call CUDA kernel for a computation at given sizes: the configuration of the
-// parameter-file record for this workload and device (or the default one, with a one-line
-// warning naming the mdh-tune command), lowered, compiled and loaded on `dev`.
-template <class Choice>
-struct basic_cuda_kernel {
-  Choice choice;
-  std::unique_ptr<cuda::program> program;
-  // Inputs then outputs as device pointers, in computation order; asynchronous on `s`.
-  void operator()(std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs,
-                  CUstream s = nullptr) const {
-    program->launch(inputs, outputs, s);
-  }
-};
-using cuda_kernel = basic_cuda_kernel<configuration_choice>;
-using fused_cuda_kernel = basic_cuda_kernel<fused_configuration_choice>;
-
-// `comp`: a computation, or a pair of mdh::fuse (one kernel; buffers in the pair's order).
-template <class Comp>
-auto load_cuda_kernel(const Comp& comp, const std::vector<std::int64_t>& sizes,
-                      const std::filesystem::path& params, const cuda::device& dev,
-                      std::ostream* warn = &std::cerr) {
-  const auto& c = comp.ir();
-  comp.check_sizes(sizes);
-  auto lim = dev.limits();
-  device_id id{"cuda", lim.name, std::to_string(lim.cc_major) + "." + std::to_string(lim.cc_minor)};
-  auto choice = choose_configuration(c, sizes, params, id, lim, warn);
-  basic_cuda_kernel<decltype(choice)> k;
-  k.choice = std::move(choice);
-  k.program = std::make_unique<cuda::program>(dev, lower::lower(c, sizes, k.choice.config, lim));
-  return k;
-}
 
 }  // namespace mdh::tuning
