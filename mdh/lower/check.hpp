@@ -46,7 +46,7 @@ inline void check_config(const config& cfg, const ir::computation& comp,
              std::to_string(cfg.inputs.size()) + " given for " +
                  std::to_string(comp.inputs.size()) + " inputs");
   if (auto broken = first_broken(config_rules(comp, sizes, limits), cfg))
-    violated(broken->second.param, broken->first->name, broken->second.detail);
+    violated(broken->violation.param, broken->name, broken->violation.detail);
 }
 
 // The check pass: the rules on the finished plan (launch shape, registers, shared memory, the

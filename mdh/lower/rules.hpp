@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -369,16 +370,19 @@ inline std::vector<rule> config_rules(const ir::computation& comp,
   return rs;
 }
 
-// The first rule of `rules` that `cfg` breaks, with what it reports.
-inline std::optional<std::pair<const rule*, rule_violation>> first_broken(
-    const std::vector<rule>& rules, const config& cfg) {
+// The first rule of `rules` that `cfg` breaks: its name and what it reports.
+struct broken_rule {
+  std::string name;
+  rule_violation violation;
+};
+inline std::optional<broken_rule> first_broken(const std::vector<rule>& rules, const config& cfg) {
   std::map<std::string, std::int64_t> m = to_map(cfg);
   m["vec_pw"] = cfg.vec_pw;  // to_map leaves it out when it is 1
   std::vector<std::int64_t> vals;
   for (const rule& r : rules) {
     vals.clear();
     for (const std::string& n : r.reads) vals.push_back(m.at(n));
-    if (auto v = r.test(vals)) return std::pair{&r, std::move(*v)};
+    if (auto v = r.test(vals)) return broken_rule{r.name, std::move(*v)};
   }
   return std::nullopt;
 }
