@@ -14,8 +14,8 @@
 #include <vector>
 
 #include <backends/cuda/emit.hpp>
-#include <backends/tuning/search_space.hpp>
-#include <backends/tuning/start_configurations.hpp>
+#include <tuning/search_space.hpp>
+#include <tuning/start_configurations.hpp>
 #include <expressions/benchmark_cases.hpp>
 #include <mdh/lower/lower.hpp>
 
