@@ -6,9 +6,9 @@ int main() {
   using namespace mdh;
   auto [i, j, k] = indices<3>();
   auto matmul = computation(
-      "matmul", out_view(out<float>("C")(i, j)),                      // C[i,j] =
+      "matmul", out_view(out<float, "C">(i, j)),                      // C[i,j] =
       md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),  //   +_k A[i,k] * B[k,j]
-      inp_view(in<float>("A")(i, k), in<float>("B")(k, j)));
+      inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
 
   auto n = matmul.sizes(384, 384, 64);
   host_tensor<float> A(matmul.shape("A", n)), B(matmul.shape("B", n)), C(matmul.shape("C", n));

@@ -18,9 +18,9 @@ int main(int argc, char** argv) {
 
   // 1. The operator: C[i,j] = +_k A[i,k] * B[k,j]
   auto [i, j, k] = indices<3>();
-  auto matmul = computation("matmul", out_view(out<float>("C")(i, j)),
+  auto matmul = computation("matmul", out_view(out<float, "C">(i, j)),
                             md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                            inp_view(in<float>("A")(i, k), in<float>("B")(k, j)));
+                            inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
   std::puts(matmul.str().c_str());
 
   return tuning::with_target([&](auto& target) {

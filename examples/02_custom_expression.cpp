@@ -11,9 +11,9 @@ auto sqdist() {
   using namespace mdh;
   auto [i, j] = indices<2>();
   return computation(
-      "sqdist", out_view(out<float>("d")(i)),
+      "sqdist", out_view(out<float, "d">(i)),
       md_hom([](auto x, auto r, auto w) { return (x - r) * (x - r) * w; }, cc, pw(add)),
-      inp_view(in<float>("X")(i, j), in<float>("r")(j), in<float>("w")(j)));
+      inp_view(in<float, "X">(i, j), in<float, "r">(j), in<float, "w">(j)));
 }
 
 int main(int argc, char** argv) {

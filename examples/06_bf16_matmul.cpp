@@ -21,9 +21,9 @@ int main(int argc, char** argv) {
 
   // C[i,j] = +_k A[i,k] * B[k,j] over bf16 buffers; ops::matmul<bf16>() is the same.
   auto [i, j, k] = indices<3>();
-  auto matmul = computation("matmul", out_view(out<bf16>("C")(i, j)),
+  auto matmul = computation("matmul", out_view(out<bf16, "C">(i, j)),
                             md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                            inp_view(in<bf16>("A")(i, k), in<bf16>("B")(k, j)));
+                            inp_view(in<bf16, "A">(i, k), in<bf16, "B">(k, j)));
   std::puts(matmul.str().c_str());  // ... computed in (f32), stored as out_view's types
 
   return tuning::with_target([&](auto& target) {

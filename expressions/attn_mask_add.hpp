@@ -11,14 +11,14 @@ namespace mdh::ops {
 template <class T = float>
 auto attn_mask_add() {
   auto [b, h, i, j] = indices<4>();
-  return computation("attn_mask_add", out_view(out<T>("Y")(b, h, i, j)),
+  return computation("attn_mask_add", out_view(out<T, "Y">(b, h, i, j)),
                      md_hom(
                          [](auto s, auto m) {
                            using V = compute_type_t<T>;
                            return s + (V(1) - m) * V(-10000);
                          },
                          cc, cc, cc, cc),
-                     inp_view(in<T>("S")(b, h, i, j), in<T>("mask")(b, 0, 0, j)))
+                     inp_view(in<T, "S">(b, h, i, j), in<T, "mask">(b, 0, 0, j)))
       .with_dim_names({"b", "h", "i", "j"});
 }
 

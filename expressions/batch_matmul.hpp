@@ -7,13 +7,13 @@
 namespace mdh::ops {
 
 namespace detail {
-// in<T>(name)(b1, b2, x, y), or (b1, b2, y, x) when Adj (TensorFlow's adj_x / adj_y).
-template <class T, bool Adj, class B1, class B2, class X, class Y>
-auto batch_operand(const char* name, B1 b1, B2 b2, X x, Y y) {
+// in<T, Name>(b1, b2, x, y), or (b1, b2, y, x) when Adj (TensorFlow's adj_x / adj_y).
+template <class T, buffer_name Name, bool Adj, class B1, class B2, class X, class Y>
+auto batch_operand(B1 b1, B2 b2, X x, Y y) {
   if constexpr (Adj)
-    return in<T>(name)(b1, b2, y, x);
+    return in<T, Name>(b1, b2, y, x);
   else
-    return in<T>(name)(b1, b2, x, y);
+    return in<T, Name>(b1, b2, x, y);
 }
 }  // namespace detail
 
@@ -23,10 +23,10 @@ auto batch_operand(const char* name, B1 b1, B2 b2, X x, Y y) {
 template <class T = float, bool AdjA = false, bool AdjB = false>
 auto batch_matmul() {
   auto [b1, b2, i, j, k] = indices<5>();
-  return computation("batch_matmul", out_view(out<T>("OB1")(b1, b2, i, j)),
+  return computation("batch_matmul", out_view(out<T, "OB1">(b1, b2, i, j)),
                      md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, cc, pw(add)),
-                     inp_view(detail::batch_operand<T, AdjA>("IB1", b1, b2, i, k),
-                              detail::batch_operand<T, AdjB>("IB2", b1, b2, k, j)))
+                     inp_view(detail::batch_operand<T, "IB1", AdjA>(b1, b2, i, k),
+                              detail::batch_operand<T, "IB2", AdjB>(b1, b2, k, j)))
       .with_dim_names({"b1", "b2", "i", "j", "k"});
 }
 

@@ -12,14 +12,14 @@ namespace mdh::ops {
 template <class T = float>
 auto bert_mask() {
   auto [i1, i2, i3, i4] = indices<4>();
-  return computation("bert_mask", out_view(out<T>("OB1")(i1, i2, i3, i4)),
+  return computation("bert_mask", out_view(out<T, "OB1">(i1, i2, i3, i4)),
                      md_hom(
                          [](auto x1, auto x2) {
                            using V = compute_type_t<T>;
                            return (V(1) - x1 * x2) * V(-10000);
                          },
                          cc, cc, cc, cc),
-                     inp_view(in<T>("IB1")(i1, i3, 0), in<T>("IB2")(i1, 0, i4)))
+                     inp_view(in<T, "IB1">(i1, i3, 0), in<T, "IB2">(i1, 0, i4)))
       .with_dim_names({"i1", "i2", "i3", "i4"});
 }
 

@@ -11,9 +11,9 @@ namespace mdh::ops {
 template <class T = float>
 auto bias_add() {
   auto [n, h, w, c] = indices<4>();
-  return computation("bias_add", out_view(out<T>("OB1")(n, h, w, c)),
+  return computation("bias_add", out_view(out<T, "OB1">(n, h, w, c)),
                      md_hom([](auto x, auto b) { return x + b; }, cc, cc, cc, cc),
-                     inp_view(in<T>("IB1")(n, h, w, c), in<T>("IB2")(c)))
+                     inp_view(in<T, "IB1">(n, h, w, c), in<T, "IB2">(c)))
       .with_dim_names({"n", "h", "w", "c"});
 }
 

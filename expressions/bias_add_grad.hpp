@@ -11,8 +11,8 @@ namespace mdh::ops {
 template <class T = float>
 auto bias_add_grad() {
   auto [i, j] = indices<2>();
-  return computation("bias_add_grad", out_view(out<T>("OB1")(j)),
-                     md_hom([](auto x) { return x; }, pw(add), cc), inp_view(in<T>("IB1")(i, j)))
+  return computation("bias_add_grad", out_view(out<T, "OB1">(j)),
+                     md_hom([](auto x) { return x; }, pw(add), cc), inp_view(in<T, "IB1">(i, j)))
       .with_dim_names({"i", "j"});
 }
 

@@ -11,7 +11,7 @@ namespace mdh::ops {
 template <class T = float>
 auto bias_gelu() {
   auto [i, j] = indices<2>();
-  return computation("bias_gelu", out_view(out<T>("Y")(i, j)),
+  return computation("bias_gelu", out_view(out<T, "Y">(i, j)),
                      md_hom(
                          [](auto x, auto b) {
                            auto v = x + b;
@@ -19,7 +19,7 @@ auto bias_gelu() {
                            return V(0.5) * v * (V(1) + mdh::erf(v * V(0.70710678118654752440)));
                          },
                          cc, cc),
-                     inp_view(in<T>("X")(i, j), in<T>("b")(j)))
+                     inp_view(in<T, "X">(i, j), in<T, "b">(j)))
       .with_dim_names({"i", "j"});
 }
 

@@ -10,9 +10,9 @@ namespace mdh::ops {
 template <class T = float>
 auto bmatmul() {
   auto [b, i, j, k] = indices<4>();
-  return computation("bmatmul", out_view(out<T>("C")(b, i, j)),
+  return computation("bmatmul", out_view(out<T, "C">(b, i, j)),
                      md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, pw(add)),
-                     inp_view(in<T>("A")(b, i, k), in<T>("B")(b, k, j)))
+                     inp_view(in<T, "A">(b, i, k), in<T, "B">(b, k, j)))
       .with_dim_names({"b", "i", "j", "k"});
 }
 

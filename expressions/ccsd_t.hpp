@@ -10,9 +10,9 @@ namespace mdh::ops {
 template <class T = float>
 auto ccsd_t() {
   auto [a, b, c, d, e, f, g] = indices<7>();
-  return computation("ccsd_t_abcdef_gdab_efgc", out_view(out<T>("C")(a, b, c, d, e, f)),
+  return computation("ccsd_t_abcdef_gdab_efgc", out_view(out<T, "C">(a, b, c, d, e, f)),
                      md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, cc, cc, cc, pw(add)),
-                     inp_view(in<T>("A")(g, d, a, b), in<T>("B")(e, f, g, c)))
+                     inp_view(in<T, "A">(g, d, a, b), in<T, "B">(e, f, g, c)))
       .with_dim_names({"a", "b", "c", "d", "e", "f", "g"});
 }
 

@@ -11,9 +11,9 @@ namespace mdh::ops {
 template <class T = float>
 auto conv2d() {
   auto [p, q, r, s] = indices<4>();
-  return computation("conv2d", out_view(out<T>("O")(p, q)),
+  return computation("conv2d", out_view(out<T, "O">(p, q)),
                      md_hom([](auto x, auto f) { return x * f; }, cc, cc, pw(add), pw(add)),
-                     inp_view(in<T>("I")(p + r, q + s), in<T>("F")(r, s)))
+                     inp_view(in<T, "I">(p + r, q + s), in<T, "F">(r, s)))
       .with_dim_names({"p", "q", "r", "s"});
 }
 

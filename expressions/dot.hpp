@@ -10,9 +10,9 @@ namespace mdh::ops {
 template <class T = float>
 auto dot() {
   auto [k] = indices<1>();
-  return computation("dot", out_view(out<T>("C")()),
+  return computation("dot", out_view(out<T, "C">()),
                      md_hom([](auto a, auto b) { return a * b; }, pw(add)),
-                     inp_view(in<T>("A")(k), in<T>("B")(k)))
+                     inp_view(in<T, "A">(k), in<T, "B">(k)))
       .with_dim_names({"k"});
 }
 

@@ -34,9 +34,9 @@ auto expand_dims() {
   return [&]<std::size_t... K, std::size_t... L>(std::index_sequence<K...>,
                                                  std::index_sequence<L...>) {
     return computation("expand_dims",
-                       out_view(out<T>("OB1")(coord(std::integral_constant<std::size_t, K>{})...)),
+                       out_view(out<T, "OB1">(coord(std::integral_constant<std::size_t, K>{})...)),
                        md_hom([](auto x) { return x; }, ((void)L, cc)...),
-                       inp_view(in<T>("IB1")(std::get<L>(idx)...)));
+                       inp_view(in<T, "IB1">(std::get<L>(idx)...)));
   }
   (std::make_index_sequence<D + 1>{}, std::make_index_sequence<D>{})
       .with_dim_names(std::move(names));

@@ -13,9 +13,9 @@ namespace mdh::ops {
 template <class T = std::int32_t>
 auto histogram() {
   auto [e, b] = indices<2>();
-  return computation("histogram", out_view(out<std::int32_t>("Out")(b)),
+  return computation("histogram", out_view(out<std::int32_t, "Out">(b)),
                      md_hom([](auto x, auto bin) { return select(x == bin, 1, 0); }, pw(add), cc),
-                     inp_view(in<T>("Elems")(e), in<T>("Bins")(b)))
+                     inp_view(in<T, "Elems">(e), in<T, "Bins">(b)))
       .with_dim_names({"e", "b"});
 }
 

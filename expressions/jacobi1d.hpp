@@ -10,9 +10,9 @@ namespace mdh::ops {
 template <class T = float>
 auto jacobi1d(compute_type_t<T> c = compute_type_t<T>(1) / compute_type_t<T>(3)) {
   auto [i] = indices<1>();
-  return computation("jacobi1d", out_view(out<T>("y")(i)),
+  return computation("jacobi1d", out_view(out<T, "y">(i)),
                      md_hom([c](auto l, auto m, auto r) { return c * (l + m + r); }, cc),
-                     inp_view(in<T>("x")(i), in<T>("x")(i + 1), in<T>("x")(i + 2)))
+                     inp_view(in<T, "x">(i), in<T, "x">(i + 1), in<T, "x">(i + 2)))
       .with_dim_names({"i"});
 }
 

@@ -11,12 +11,12 @@ template <class T = float>
 auto jacobi2d(compute_type_t<T> c = compute_type_t<T>(1) / compute_type_t<T>(5)) {
   auto [i, j] = indices<2>();
   return computation(
-             "jacobi2d", out_view(out<T>("y")(i, j)),
+             "jacobi2d", out_view(out<T, "y">(i, j)),
              md_hom([c](auto ctr, auto n, auto s, auto w,
                         auto e) { return c * (ctr + n + s + w + e); },
                     cc, cc),
-             inp_view(in<T>("x")(i + 1, j + 1), in<T>("x")(i, j + 1), in<T>("x")(i + 2, j + 1),
-                      in<T>("x")(i + 1, j), in<T>("x")(i + 1, j + 2)))
+             inp_view(in<T, "x">(i + 1, j + 1), in<T, "x">(i, j + 1), in<T, "x">(i + 2, j + 1),
+                      in<T, "x">(i + 1, j), in<T, "x">(i + 1, j + 2)))
       .with_dim_names({"i", "j"});
 }
 

@@ -20,9 +20,9 @@ auto layernorm_stats() {
       std::is_floating_point_v<T> || is_float16_v<T>,
       "mdh::ops::layernorm_stats<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
   auto [r, c] = indices<2>();
-  return computation("layernorm_stats", out_view(out<T>("S")(r), out<T>("Q")(r)),
+  return computation("layernorm_stats", out_view(out<T, "S">(r), out<T, "Q">(r)),
                      md_hom([](auto x) { return std::make_tuple(x, x * x); }, cc, pw(add)),
-                     inp_view(in<T>("X")(r, c)))
+                     inp_view(in<T, "X">(r, c)))
       .with_dim_names({"r", "c"});
 }
 
@@ -39,7 +39,7 @@ auto layernorm_normalize(std::int64_t cols, compute_type_t<T> eps = compute_type
   using V = compute_type_t<T>;  // bf16/f16 compute in float
   const V inv_n = V(1) / V(cols);
   auto [r, c] = indices<2>();
-  return computation("layernorm_normalize", out_view(out<T>("Y")(r, c)),
+  return computation("layernorm_normalize", out_view(out<T, "Y">(r, c)),
                      md_hom(
                          [inv_n, eps](auto x, auto s, auto q, auto g, auto b) {
                            auto mean = s * inv_n;
@@ -47,8 +47,8 @@ auto layernorm_normalize(std::int64_t cols, compute_type_t<T> eps = compute_type
                            return (x - mean) / mdh::sqrt(var + eps) * g + b;
                          },
                          cc, cc),
-                     inp_view(in<T>("X")(r, c), in<T>("S")(r), in<T>("Q")(r), in<T>("gamma")(c),
-                              in<T>("beta")(c)))
+                     inp_view(in<T, "X">(r, c), in<T, "S">(r), in<T, "Q">(r), in<T, "gamma">(c),
+                              in<T, "beta">(c)))
       .with_dim_names({"r", "c"});
 }
 

@@ -13,8 +13,8 @@ namespace mdh::ops {
 template <class T = float, class U = T, class F>
 auto map(F f, std::string name = "map") {
   auto [i] = indices<1>();
-  return computation(std::move(name), out_view(out<U>("Y")(i)), md_hom(std::move(f), cc),
-                     inp_view(in<T>("X")(i)))
+  return computation(std::move(name), out_view(out<U, "Y">(i)), md_hom(std::move(f), cc),
+                     inp_view(in<T, "X">(i)))
       .with_dim_names({"i"});
 }
 

@@ -10,9 +10,9 @@ namespace mdh::ops {
 template <class T = float>
 auto matmul() {
   auto [i, j, k] = indices<3>();
-  return computation("matmul", out_view(out<T>("C")(i, j)),
+  return computation("matmul", out_view(out<T, "C">(i, j)),
                      md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                     inp_view(in<T>("A")(i, k), in<T>("B")(k, j)))
+                     inp_view(in<T, "A">(i, k), in<T, "B">(k, j)))
       .with_dim_names({"i", "j", "k"});
 }
 

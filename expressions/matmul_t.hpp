@@ -11,9 +11,9 @@ namespace mdh::ops {
 template <class T = float>
 auto matmul_t() {
   auto [i, j, k] = indices<3>();
-  return computation("matmul_t", out_view(out<T>("C")(j, i)),
+  return computation("matmul_t", out_view(out<T, "C">(j, i)),
                      md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                     inp_view(in<T>("A")(k, i), in<T>("B")(j, k)))
+                     inp_view(in<T, "A">(k, i), in<T, "B">(j, k)))
       .with_dim_names({"i", "j", "k"});
 }
 

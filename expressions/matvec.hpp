@@ -10,9 +10,9 @@ namespace mdh::ops {
 template <class T = float>
 auto matvec() {
   auto [i, k] = indices<2>();
-  return computation("matvec", out_view(out<T>("w")(i)),
+  return computation("matvec", out_view(out<T, "w">(i)),
                      md_hom([](auto m, auto v) { return m * v; }, cc, pw(add)),
-                     inp_view(in<T>("M")(i, k), in<T>("v")(k)))
+                     inp_view(in<T, "M">(i, k), in<T, "v">(k)))
       .with_dim_names({"i", "k"});
 }
 

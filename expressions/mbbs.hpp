@@ -11,8 +11,8 @@ namespace mdh::ops {
 template <class T = float>
 auto mbbs() {
   auto [i, j] = indices<2>();
-  return computation("mbbs", out_view(out<T>("Y")(i)),
-                     md_hom([](auto x) { return x; }, ps(add), pw(add)), inp_view(in<T>("X")(i, j)))
+  return computation("mbbs", out_view(out<T, "Y">(i)),
+                     md_hom([](auto x) { return x; }, ps(add), pw(add)), inp_view(in<T, "X">(i, j)))
       .with_dim_names({"i", "j"});
 }
 

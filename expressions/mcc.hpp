@@ -19,12 +19,12 @@ auto mcc(std::int64_t stride_h = 1, std::int64_t stride_w = 1, std::int64_t dila
   if (stride_h < 1 || stride_w < 1 || dilation_h < 1 || dilation_w < 1)
     throw error("mdh::ops::mcc: strides and dilations must be >= 1");
   auto [n, p, q, k, r, s, c] = indices<7>();
-  return computation("mcc", out_view(out<T>("O")(n, p, q, k)),
+  return computation("mcc", out_view(out<T, "O">(n, p, q, k)),
                      md_hom([](auto x, auto f) { return x * f; }, cc, cc, cc, cc, pw(add), pw(add),
                             pw(add)),
-                     inp_view(in<T>("I")(n, stride_h * p + dilation_h * r,
+                     inp_view(in<T, "I">(n, stride_h * p + dilation_h * r,
                                          stride_w * q + dilation_w * s, c),
-                              in<T>("F")(k, r, s, c)))
+                              in<T, "F">(k, r, s, c)))
       .with_dim_names({"n", "p", "q", "k", "r", "s", "c"});
 }
 

@@ -18,12 +18,12 @@ auto mcc_nchw(std::int64_t stride_h = 1, std::int64_t stride_w = 1, std::int64_t
   if (stride_h < 1 || stride_w < 1 || dilation_h < 1 || dilation_w < 1)
     throw error("mdh::ops::mcc_nchw: strides and dilations must be >= 1");
   auto [n, k, p, q, c, r, s] = indices<7>();
-  return computation("mcc_nchw", out_view(out<T>("O")(n, k, p, q)),
+  return computation("mcc_nchw", out_view(out<T, "O">(n, k, p, q)),
                      md_hom([](auto x, auto f) { return x * f; }, cc, cc, cc, cc, pw(add), pw(add),
                             pw(add)),
-                     inp_view(in<T>("I")(n, c, stride_h * p + dilation_h * r,
+                     inp_view(in<T, "I">(n, c, stride_h * p + dilation_h * r,
                                          stride_w * q + dilation_w * s),
-                              in<T>("F")(k, c, r, s)))
+                              in<T, "F">(k, c, r, s)))
       .with_dim_names({"n", "k", "p", "q", "c", "r", "s"});
 }
 

@@ -10,9 +10,9 @@ namespace mdh::ops {
 template <class T = float>
 auto multiply() {
   auto [i, j] = indices<2>();
-  return computation("mul", out_view(out<T>("OB1")(i, j)),
+  return computation("mul", out_view(out<T, "OB1">(i, j)),
                      md_hom([](auto a, auto b) { return a * b; }, cc, cc),
-                     inp_view(in<T>("IB1")(i, j), in<T>("IB2")(i, j)))
+                     inp_view(in<T, "IB1">(i, j), in<T, "IB2">(i, j)))
       .with_dim_names({"i", "j"});
 }
 

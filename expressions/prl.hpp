@@ -46,7 +46,7 @@ template <class T = std::int32_t>
 auto prl(prl_field f0 = prl_field::from_probabilities(0.95, 0.01),
          prl_field f1 = prl_field::from_probabilities(0.9, 0.1)) {
   auto [i, j] = indices<2>();
-  return computation("prl", out_view(out<float>("M_w")(i), out<std::int32_t>("M_id")(i)),
+  return computation("prl", out_view(out<float, "M_w">(i), out<std::int32_t, "M_id">(i)),
                      md_hom(
                          [f0, f1](auto n0, auto n1, auto e0, auto e1, auto id) {
                            auto w = select(n0 == e0, f0.agree, f0.disagree) +
@@ -54,8 +54,8 @@ auto prl(prl_field f0 = prl_field::from_probabilities(0.95, 0.01),
                            return std::make_tuple(w, id);
                          },
                          cc, pw(max_prl())),
-                     inp_view(in<T>("N0")(i), in<T>("N1")(i), in<T>("E0")(j), in<T>("E1")(j),
-                              in<std::int32_t>("E_id")(j)))
+                     inp_view(in<T, "N0">(i), in<T, "N1">(i), in<T, "E0">(j), in<T, "E1">(j),
+                              in<std::int32_t, "E_id">(j)))
       .with_dim_names({"i", "j"});
 }
 

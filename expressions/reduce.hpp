@@ -12,8 +12,8 @@ namespace mdh::ops {
 template <class T = float, class Op = add_t>
 auto reduce(Op op = {}, std::string name = "reduce") {
   auto [i] = indices<1>();
-  return computation(std::move(name), out_view(out<T>("Y")()),
-                     md_hom([](auto x) { return x; }, pw(op)), inp_view(in<T>("X")(i)))
+  return computation(std::move(name), out_view(out<T, "Y">()),
+                     md_hom([](auto x) { return x; }, pw(op)), inp_view(in<T, "X">(i)))
       .with_dim_names({"i"});
 }
 

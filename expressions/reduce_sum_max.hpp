@@ -30,9 +30,9 @@ auto reduce_sum_max() {
                 "mdh::ops::reduce_sum_max<T>() requires 'T' to be float or double (its "
                 "identity is -inf)");
   auto [i] = indices<1>();
-  return computation("reduce_sum_max", out_view(out<T>("Sum")(), out<T>("Max")()),
+  return computation("reduce_sum_max", out_view(out<T, "Sum">(), out<T, "Max">()),
                      md_hom([](auto x) { return std::make_tuple(x, x); }, pw(sum_max())),
-                     inp_view(in<T>("X")(i)))
+                     inp_view(in<T, "X">(i)))
       .with_dim_names({"i"});
 }
 

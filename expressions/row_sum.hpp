@@ -11,8 +11,8 @@ namespace mdh::ops {
 template <class T = float>
 auto row_sum() {
   auto [i, j] = indices<2>();
-  return computation("row_sum", out_view(out<T>("Y")(i)),
-                     md_hom([](auto x) { return x; }, cc, pw(add)), inp_view(in<T>("X")(i, j)))
+  return computation("row_sum", out_view(out<T, "Y">(i)),
+                     md_hom([](auto x) { return x; }, cc, pw(add)), inp_view(in<T, "X">(i, j)))
       .with_dim_names({"i", "j"});
 }
 

@@ -37,10 +37,10 @@ auto softmax_stats() {
       std::is_floating_point_v<T> || is_float16_v<T>,
       "mdh::ops::softmax_stats<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
   auto [r, c] = indices<2>();
-  return computation("softmax_stats", out_view(out<T>("M")(r), out<T>("S")(r)),
+  return computation("softmax_stats", out_view(out<T, "M">(r), out<T, "S">(r)),
                      md_hom([](auto x) { return std::make_tuple(x, compute_type_t<T>(1)); }, cc,
                             pw(max_sum())),
-                     inp_view(in<T>("X")(r, c)))
+                     inp_view(in<T, "X">(r, c)))
       .with_dim_names({"r", "c"});
 }
 
@@ -51,9 +51,9 @@ auto softmax_normalize() {
       std::is_floating_point_v<T> || is_float16_v<T>,
       "mdh::ops::softmax_normalize<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
   auto [r, c] = indices<2>();
-  return computation("softmax_normalize", out_view(out<T>("Y")(r, c)),
+  return computation("softmax_normalize", out_view(out<T, "Y">(r, c)),
                      md_hom([](auto x, auto m, auto s) { return mdh::exp(x - m) / s; }, cc, cc),
-                     inp_view(in<T>("X")(r, c), in<T>("M")(r), in<T>("S")(r)))
+                     inp_view(in<T, "X">(r, c), in<T, "M">(r), in<T, "S">(r)))
       .with_dim_names({"r", "c"});
 }
 

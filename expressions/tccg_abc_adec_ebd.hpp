@@ -11,9 +11,9 @@ namespace mdh::ops {
 template <class T = float>
 auto tccg_abc_adec_ebd() {
   auto [a, b, c, d, e] = indices<5>();
-  return computation("tccg_abc_adec_ebd", out_view(out<T>("C")(a, b, c)),
+  return computation("tccg_abc_adec_ebd", out_view(out<T, "C">(a, b, c)),
                      md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, pw(add), pw(add)),
-                     inp_view(in<T>("A")(a, d, e, c), in<T>("B")(e, b, d)))
+                     inp_view(in<T, "A">(a, d, e, c), in<T, "B">(e, b, d)))
       .with_dim_names({"a", "b", "c", "d", "e"});
 }
 

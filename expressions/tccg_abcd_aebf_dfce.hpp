@@ -11,9 +11,9 @@ namespace mdh::ops {
 template <class T = float>
 auto tccg_abcd_aebf_dfce() {
   auto [a, b, c, d, e, f] = indices<6>();
-  return computation("tccg_abcd_aebf_dfce", out_view(out<T>("C")(a, b, c, d)),
+  return computation("tccg_abcd_aebf_dfce", out_view(out<T, "C">(a, b, c, d)),
                      md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, cc, pw(add), pw(add)),
-                     inp_view(in<T>("A")(a, e, b, f), in<T>("B")(d, f, c, e)))
+                     inp_view(in<T, "A">(a, e, b, f), in<T, "B">(d, f, c, e)))
       .with_dim_names({"a", "b", "c", "d", "e", "f"});
 }
 

@@ -11,9 +11,9 @@ namespace mdh::ops {
 template <class T = float>
 auto tccg_abcdef_dega_gfbc() {
   auto [a, b, c, d, e, f, g] = indices<7>();
-  return computation("tccg_abcdef_dega_gfbc", out_view(out<T>("C")(a, b, c, d, e, f)),
+  return computation("tccg_abcdef_dega_gfbc", out_view(out<T, "C">(a, b, c, d, e, f)),
                      md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, cc, cc, cc, pw(add)),
-                     inp_view(in<T>("A")(d, e, g, a), in<T>("B")(g, f, b, c)))
+                     inp_view(in<T, "A">(d, e, g, a), in<T, "B">(g, f, b, c)))
       .with_dim_names({"a", "b", "c", "d", "e", "f", "g"});
 }
 

@@ -11,9 +11,9 @@ namespace mdh::ops {
 template <class T = float>
 auto tccg_abcdef_dfgb_geac() {
   auto [a, b, c, d, e, f, g] = indices<7>();
-  return computation("tccg_abcdef_dfgb_geac", out_view(out<T>("C")(a, b, c, d, e, f)),
+  return computation("tccg_abcdef_dfgb_geac", out_view(out<T, "C">(a, b, c, d, e, f)),
                      md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, cc, cc, cc, pw(add)),
-                     inp_view(in<T>("A")(d, f, g, b), in<T>("B")(g, e, a, c)))
+                     inp_view(in<T, "A">(d, f, g, b), in<T, "B">(g, e, a, c)))
       .with_dim_names({"a", "b", "c", "d", "e", "f", "g"});
 }
 

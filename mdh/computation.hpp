@@ -61,6 +61,50 @@ Tuple convert_tuple(const V& values, std::index_sequence<K...>) {
 template <class S, class Acc>
 using value_type_t =
     std::conditional_t<!std::is_void_v<Acc>, Acc, std::conditional_t<is_float16_v<S>, float, S>>;
+// True when `To{from}` compiles: the conversion of a result into its output element type is
+// not narrowing (C++ list-initialisation: float -> int32, double -> float, int32 -> float, ...).
+template <class To, class From>
+concept converts_without_narrowing = requires(From from) {
+  To{from};
+};
+
+// For each access X of A...: accesses with X's name have X's element type and rank ("" is the
+// name of an access whose name was an error).
+template <class X, class... A>
+inline constexpr bool agrees_with_namesakes =
+    X::buffer.empty() ||
+    ((X::buffer != A::buffer ||
+      (std::is_same_v<typename X::element_type, typename A::element_type> && X::rank == A::rank)) &&
+     ...);
+// How many of A... are named like X.
+template <class X, class... A>
+inline constexpr std::size_t namesakes = X::buffer.empty() ? 0
+                                                           : ((X::buffer == A::buffer) + ... + 0);
+
+// A result of type R stored as O, computed in V (value_type_t): a bf16/f16 output takes any
+// floating-point result on purpose (rounded once, to nearest even, when it is stored); every
+// other result must convert to V without narrowing.
+template <class O, class V, class R>
+inline constexpr bool result_fits =
+    (is_float16_v<O> && (std::is_floating_point_v<R> || is_float16_v<R>)) ||
+    converts_without_narrowing<V, R>;
+
+// True unless f(Args...) returns as many values as Outputs has and one of them does not fit
+// (result_fits) its output (a wrong count has its own message).
+template <class Outputs, class Values, class F, class... Args>
+constexpr bool results_fit() {
+  if constexpr (std::is_invocable_v<F, Args...>) {
+    using R = decltype(as_tuple(std::declval<std::invoke_result_t<F, Args...>>()));
+    if constexpr (std::tuple_size_v<R> == std::tuple_size_v<Outputs>)
+      return []<std::size_t... K>(std::index_sequence<K...>) {
+        return (result_fits<std::tuple_element_t<K, Outputs>, std::tuple_element_t<K, Values>,
+                            std::remove_cvref_t<std::tuple_element_t<K, R>>> &&
+                ...);
+      }
+    (std::make_index_sequence<std::tuple_size_v<Outputs>>{});
+  }
+  return true;
+}
 
 inline std::vector<std::string> default_dim_names(std::size_t rank) {
   static const char* small[] = {"i", "j", "k"};
@@ -98,6 +142,25 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
   static_assert((((OA::uses & hom_type::pointwise_mask) == 0) && ...),
                 "mdh::computation(out_view, md_hom, inp_view) requires 'out_view' not to use "
                 "pw (reduction) dimensions in its index functions");
+  static_assert((detail::agrees_with_namesakes<IA, IA...> && ...),
+                "mdh::computation(out_view, md_hom, inp_view) requires the inp_view accesses "
+                "of one buffer name to have one element type and one rank");
+  static_assert(((detail::namesakes<OA, OA...> <= 1 && detail::namesakes<OA, IA...> == 0) && ...),
+                "mdh::computation(out_view, md_hom, inp_view) requires every out_view buffer to "
+                "have a name of its own (not another output's or an input's)");
+
+  // Dimensions whose every index must have its own output element: cc (concatenation) and ps
+  // (prefix sum, one result per prefix).
+  static constexpr std::uint32_t kept_mask = hom_type::concat_mask | hom_type::prefix_sum_mask;
+  static constexpr std::uint32_t used_mask = (0u | ... | IA::uses) | (0u | ... | OA::uses);
+  static_assert((hom_type::concat_mask & ~used_mask) == 0,
+                "mdh::computation(out_view, md_hom, inp_view) requires every cc dimension to be "
+                "used by an index function (one that nothing uses only repeats the same result)");
+  static_assert((hom_type::concat_mask & ~used_mask) != 0 ||
+                    (((kept_mask & ~OA::uses) == 0) && ...),
+                "mdh::computation(out_view, md_hom, inp_view) requires every out_view buffer to "
+                "be indexed by every cc and ps dimension (leaving one out would write several "
+                "results to one element: combine them with a pw(op) dimension instead)");
   static_assert(std::is_invocable_v<const F&, typename IA::element_type...>,
                 "mdh::computation(out_view, md_hom, inp_view) requires the scalar function "
                 "'f' to be callable with one argument per inp_view access");
@@ -106,6 +169,11 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
           num_results,
       "mdh::computation(out_view, md_hom, inp_view) requires the scalar function "
       "'f' to return one value per out_view buffer (a std::tuple for several)");
+  static_assert(
+      detail::results_fit<output_tuple, result_tuple, const F&, typename IA::element_type...>(),
+      "mdh::computation(out_view, md_hom, inp_view) requires the scalar function 'f' to return "
+      "values that convert to the out_view element types without narrowing (write "
+      "mdh::cast<T>(x) to convert on purpose)");
   static_assert(
       !requires { reduction_type::components; } ||
           [] {
@@ -246,25 +314,20 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
     auto add_input = [&](const auto& a) {
       using A = std::remove_cvref_t<decltype(a)>;
       scalar_type t = scalar_type_of<typename A::element_type>();
-      auto [it, fresh] = index_of.try_emplace(a.buffer, int(ir_.inputs.size()));
-      if (fresh) ir_.inputs.push_back({a.buffer, t, A::rank, {}});
+      // One name is one buffer of one element type and rank (checked statically above).
+      auto [it, fresh] = index_of.try_emplace(std::string(A::buffer), int(ir_.inputs.size()));
+      if (fresh) ir_.inputs.push_back({std::string(A::buffer), t, A::rank, {}});
       ir::buffer& b = ir_.inputs[it->second];
-      if (b.type != t || b.rank != A::rank)
-        throw error("computation '" + ir_.name + "': input '" + a.buffer +
-                    "' is accessed with different element types or numbers of coordinates");
       arg_source_[k++] = {it->second, int(b.accesses.size())};
       b.accesses.push_back(to_ir(a));
     };
     std::apply([&](const auto&... a) { (add_input(a), ...); }, inp_.accesses);
     auto add_output = [&](const auto& a) {
       using A = std::remove_cvref_t<decltype(a)>;
-      for (auto* bufs : {&ir_.inputs, &ir_.outputs})
-        for (auto& b : *bufs)
-          if (b.name == a.buffer)
-            throw error("computation '" + ir_.name + "': output '" + a.buffer +
-                        "' is named twice (or also an input)");
-      ir_.outputs.push_back(
-          {a.buffer, scalar_type_of<typename A::element_type>(), A::rank, {to_ir(a)}});
+      ir_.outputs.push_back({std::string(A::buffer),
+                             scalar_type_of<typename A::element_type>(),
+                             A::rank,
+                             {to_ir(a)}});
     };
     std::apply([&](const auto&... a) { (add_output(a), ...); }, out_.accesses);
     value_types_ = [&]<std::size_t... K>(std::index_sequence<K...>) {

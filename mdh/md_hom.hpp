@@ -63,12 +63,16 @@ struct md_hom_t {
   F f;
   std::tuple<Ops...> ops;
 
-  // Bit d set when dimension d is a pw (point-wise reduction) dimension.
-  static constexpr std::uint32_t pointwise_mask = [] {
+  // Bit d set when dimension d has combine operator kind K.
+  template <ir::combine_kind K>
+  static constexpr std::uint32_t mask_of = [] {
     std::uint32_t m = 0, d = 0;
-    ((m |= (Ops::kind == ir::combine_kind::pointwise ? (1u << d) : 0u), ++d), ...);
+    ((m |= (Ops::kind == K ? (1u << d) : 0u), ++d), ...);
     return m;
   }();
+  static constexpr std::uint32_t concat_mask = mask_of<ir::combine_kind::concat>;
+  static constexpr std::uint32_t pointwise_mask = mask_of<ir::combine_kind::pointwise>;
+  static constexpr std::uint32_t prefix_sum_mask = mask_of<ir::combine_kind::prefix_sum>;
 };
 
 template <class F, class... Ops>

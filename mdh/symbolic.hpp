@@ -45,6 +45,28 @@ class sym {
   int node() const { return node_; }
   scalar_type type() const { return type_; }
 
+  // A symbolic value has no number and no truth value. These two conversions exist only to turn
+  // the usual slips into one message: std::exp(x) (it picks std::exp(double)), and c ? a : b,
+  // if (c), std::max(a, b) (they convert the condition to bool).
+  template <class T>
+  requires std::same_as<T, double>
+  operator T() const {
+    static_assert(always_false<T>,
+                  "mdh::md_hom(f, ops...) requires 'f' to call mdh::exp, log, sqrt, tanh, erf, "
+                  "abs, max, min instead of std:: math, and mdh::cast<T>(x) instead of a "
+                  "conversion (the arguments of 'f' are symbolic while mdh records it)");
+    return 0;
+  }
+  template <class T>
+  requires std::same_as<T, bool>
+  explicit operator T() const {
+    static_assert(always_false<T>,
+                  "mdh::md_hom(f, ops...) requires 'f' to write mdh::select(c, a, b) instead of "
+                  "c ? a : b or if, and mdh::max(a, b) / mdh::min(a, b) instead of std::max / "
+                  "std::min (the arguments of 'f' are symbolic while mdh records it)");
+    return false;
+  }
+
   static sym arg(int index, scalar_type t) {
     ir::node n;
     n.kind = ir::op::arg;
@@ -80,6 +102,9 @@ class sym {
   }
 
  private:
+  template <class T>
+  static constexpr bool always_false = false;
+
   int node_;
   scalar_type type_;
 };

@@ -155,21 +155,21 @@ auto layernorm_pair(std::int64_t cols) {
 auto map_then_rowsum() {
   auto [r, c] = indices<2>();
   auto twice =
-      computation("twice", out_view(out<float>("E")(r, c)),
-                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float>("X")(r, c)));
-  auto rowsum = computation("rowsum", out_view(out<float>("T")(r)),
+      computation("twice", out_view(out<float, "E">(r, c)),
+                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float, "X">(r, c)));
+  auto rowsum = computation("rowsum", out_view(out<float, "T">(r)),
                             md_hom([](auto e, auto x) { return e - x; }, cc, pw(add)),
-                            inp_view(in<float>("E")(r, c), in<float>("X")(r, c)));
+                            inp_view(in<float, "E">(r, c), in<float, "X">(r, c)));
   return fuse("map_rowsum", twice, rowsum);
 }
 auto map_then_scan() {
   auto [r, c] = indices<2>();
   auto twice =
-      computation("twice", out_view(out<float>("E")(r, c)),
-                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float>("X")(r, c)));
+      computation("twice", out_view(out<float, "E">(r, c)),
+                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float, "X">(r, c)));
   auto scan =
-      computation("rowscan", out_view(out<float>("P")(r, c)),
-                  md_hom([](auto e) { return e; }, cc, ps(add)), inp_view(in<float>("E")(r, c)));
+      computation("rowscan", out_view(out<float, "P">(r, c)),
+                  md_hom([](auto e) { return e; }, cc, ps(add)), inp_view(in<float, "E">(r, c)));
   return fuse("map_scan", twice, scan);
 }
 

@@ -57,8 +57,8 @@ std::string check_on_opencl(const lower::kernel_plan& plan, const test::case_dat
 template <class To, class From>
 auto convert_map() {
   auto [i] = indices<1>();
-  return computation("convert", out_view(out<To>("y")(i)), md_hom([](auto x) { return x; }, cc),
-                     inp_view(in<From>("x")(i)));
+  return computation("convert", out_view(out<To, "y">(i)), md_hom([](auto x) { return x; }, cc),
+                     inp_view(in<From, "x">(i)));
 }
 
 // Runs convert_map<To, From> on `x` (raw bits of From) with one simple configuration.

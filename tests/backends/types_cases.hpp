@@ -25,17 +25,17 @@ namespace mdh::test {
 // C = A * B with bf16 inputs and an f32 output (torch.matmul(..., out_dtype=float32)).
 inline auto matmul_bf16_to_f32() {
   auto [i, j, k] = indices<3>();
-  return computation("matmul_bf16_f32", out_view(out<float>("C")(i, j)),
+  return computation("matmul_bf16_f32", out_view(out<float, "C">(i, j)),
                      md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                     inp_view(in<bf16>("A")(i, k), in<bf16>("B")(k, j)));
+                     inp_view(in<bf16, "A">(i, k), in<bf16, "B">(k, j)));
 }
 
 // A row sum of f16 values accumulated in double and stored as f16 (the f64 -> f16 rounding).
 inline auto rowsum_f16_acc64() {
   auto [i, j] = indices<2>();
-  return computation("rowsum_f16_acc64", out_view(out<f16>("y")(i)),
+  return computation("rowsum_f16_acc64", out_view(out<f16, "y">(i)),
                      md_hom([](auto x) { return x; }, cc, pw(add, accumulate<double>)),
-                     inp_view(in<f16>("X")(i, j)));
+                     inp_view(in<f16, "X">(i, j)));
 }
 
 // visit(name, computation or fused pair, sizes) for every case of element type T.

@@ -113,9 +113,9 @@ TEST_CASE("structural hashes: stable, equal for equal structure, distinct otherw
   {  // the same structure spelled by hand, with other names, hashes the same
     using namespace mdh;
     auto [x, y, z] = indices<3>();
-    auto mine = computation("my_gemm", out_view(out<float>("Z")(x, y)),
+    auto mine = computation("my_gemm", out_view(out<float, "Z">(x, y)),
                             md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                            inp_view(in<float>("X")(x, z), in<float>("Y")(z, y)));
+                            inp_view(in<float, "X">(x, z), in<float, "Y">(z, y)));
     CHECK(mine.hash() == mdh::ops::matmul().hash());
   }
   CHECK(mdh::ops::matmul().hash() != mdh::ops::matmul_t().hash());

@@ -16,9 +16,9 @@ namespace fs = std::filesystem;
 namespace {
 auto matmul() {
   auto [i, j, k] = indices<3>();
-  return computation("matmul", out_view(out<float>("C")(i, j)),
+  return computation("matmul", out_view(out<float, "C">(i, j)),
                      md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                     inp_view(in<float>("A")(i, k), in<float>("B")(k, j)));
+                     inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
 }
 fs::path fresh_dir(const char* name) {
   auto d = fs::temp_directory_path() / ("mdh_params_test_" + std::to_string(::getpid())) / name;

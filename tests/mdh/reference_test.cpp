@@ -10,9 +10,9 @@ using namespace mdh;
 
 TEST_CASE("reference: matmul on sizes that are not powers of two") {
   auto [i, j, k] = indices<3>();
-  auto mm = computation("matmul", out_view(out<float>("C")(i, j)),
+  auto mm = computation("matmul", out_view(out<float, "C">(i, j)),
                         md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                        inp_view(in<float>("A")(i, k), in<float>("B")(k, j)));
+                        inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
   for (auto [m, n, kk] : {std::array<int, 3>{1, 1, 1}, {7, 33, 100}, {65, 3, 17}}) {
     auto s = mm.sizes(m, n, kk);
     host_tensor<float> A(mm.shape("A", s)), B(mm.shape("B", s)), C(mm.shape("C", s), NAN);
@@ -29,9 +29,9 @@ TEST_CASE("reference: matmul on sizes that are not powers of two") {
 
 TEST_CASE("reference: the thread count does not change the result") {
   auto [b, i, k] = indices<3>();
-  auto mv = computation("bmv", out_view(out<double>("w")(b, i)),
+  auto mv = computation("bmv", out_view(out<double, "w">(b, i)),
                         md_hom([](auto a, auto v) { return a * v; }, cc, cc, pw(add)),
-                        inp_view(in<double>("M")(b, i, k), in<double>("v")(k)));
+                        inp_view(in<double, "M">(b, i, k), in<double, "v">(k)));
   auto s = mv.sizes(5, 301, 257);
   host_tensor<double> M(mv.shape("M", s)), v(mv.shape("v", s)), w1(mv.shape("w", s)),
       w2(mv.shape("w", s));
@@ -44,9 +44,9 @@ TEST_CASE("reference: the thread count does not change the result") {
 TEST_CASE("reference: prefix sum, reduction to a scalar, stencil, several outputs") {
   auto [i, j] = indices<2>();
   // MBBS-like: (ps(add), pw(add)) over a matrix: y(i) = sum_{i' <= i} sum_j x(i', j)
-  auto mbbs = computation("mbbs", out_view(out<std::int64_t>("y")(i)),
+  auto mbbs = computation("mbbs", out_view(out<std::int64_t, "y">(i)),
                           md_hom([](auto x) { return x; }, ps(add), pw(add)),
-                          inp_view(in<std::int64_t>("x")(i, j)));
+                          inp_view(in<std::int64_t, "x">(i, j)));
   auto s = mbbs.sizes(37, 11);
   host_tensor<std::int64_t> X(mbbs.shape("x", s)), Y(mbbs.shape("y", s));
   X.randomize(5, -100, 100);
@@ -59,11 +59,11 @@ TEST_CASE("reference: prefix sum, reduction to a scalar, stencil, several output
 
   // 2-D 5-point stencil on the interior
   auto jac = computation(
-      "jacobi2d", out_view(out<float>("y")(i, j)),
+      "jacobi2d", out_view(out<float, "y">(i, j)),
       md_hom([](auto c, auto n, auto s2, auto w, auto e) { return 0.2f * (c + n + s2 + w + e); },
              cc, cc),
-      inp_view(in<float>("x")(i + 1, j + 1), in<float>("x")(i, j + 1), in<float>("x")(i + 2, j + 1),
-               in<float>("x")(i + 1, j), in<float>("x")(i + 1, j + 2)));
+      inp_view(in<float, "x">(i + 1, j + 1), in<float, "x">(i, j + 1), in<float, "x">(i + 2, j + 1),
+               in<float, "x">(i + 1, j), in<float, "x">(i + 1, j + 2)));
   auto t = jac.sizes(19, 23);
   host_tensor<float> xin(jac.shape("x", t)), yout(jac.shape("y", t));
   CHECK(xin.shape() == shape_t{21, 25});
@@ -87,9 +87,9 @@ TEST_CASE("reference: prefix sum, reduction to a scalar, stencil, several output
       },
       std::numeric_limits<double>::infinity(), 2147483647);
   auto am =
-      computation("argmin", out_view(out<float>("v")(i), out<std::int32_t>("at")(i)),
+      computation("argmin", out_view(out<float, "v">(i), out<std::int32_t, "at">(i)),
                   md_hom([](auto x, auto id) { return std::make_tuple(x, id); }, cc, pw(argmin)),
-                  inp_view(in<float>("x")(i, j), in<std::int32_t>("ids")(j)));
+                  inp_view(in<float, "x">(i, j), in<std::int32_t, "ids">(j)));
   auto u = am.sizes(13, 29);
   host_tensor<float> xs(am.shape("x", u)), vs(am.shape("v", u));
   host_tensor<std::int32_t> ids(am.shape("ids", u)), at(am.shape("at", u));
@@ -107,9 +107,9 @@ TEST_CASE("reference: prefix sum, reduction to a scalar, stencil, several output
 
 TEST_CASE("reference: mismatched buffers are errors that name buffer and dimension") {
   auto [i, j, k] = indices<3>();
-  auto mm = computation("matmul", out_view(out<float>("C")(i, j)),
+  auto mm = computation("matmul", out_view(out<float, "C">(i, j)),
                         md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                        inp_view(in<float>("A")(i, k), in<float>("B")(k, j)));
+                        inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
   auto s = mm.sizes(4, 5, 6);
   host_tensor<float> A({4, 6}), B({6, 5}), C({4, 5}, -1.0f), wrong({6, 4});
   host_tensor<double> Ad({4, 6});

@@ -133,18 +133,18 @@ TEST_CASE("bf16/f16 outputs accumulate in f32 by default, or in the stated accum
   static_assert(std::is_same_v<decltype(mm)::output_tuple, std::tuple<bf16>>);
 
   auto [i, k] = indices<2>();
-  auto sum64 = computation("sum64", out_view(out<bf16>("y")(i)),
+  auto sum64 = computation("sum64", out_view(out<bf16, "y">(i)),
                            md_hom([](auto x) { return x; }, cc, pw(add, accumulate<double>)),
-                           inp_view(in<bf16>("X")(i, k)));
+                           inp_view(in<bf16, "X">(i, k)));
   CHECK(sum64.ir().f.result_type(0) == scalar_type::f64);
   auto sum32 =
-      computation("sum32", out_view(out<bf16>("y")(i)),
-                  md_hom([](auto x) { return x; }, cc, pw(add)), inp_view(in<bf16>("X")(i, k)));
+      computation("sum32", out_view(out<bf16, "y">(i)),
+                  md_hom([](auto x) { return x; }, cc, pw(add)), inp_view(in<bf16, "X">(i, k)));
   CHECK(sum32.hash() != sum64.hash());
   // f32 outputs may accumulate in double too
-  auto f64acc = computation("s", out_view(out<float>("y")(i)),
+  auto f64acc = computation("s", out_view(out<float, "y">(i)),
                             md_hom([](auto x) { return x; }, cc, pw(add, accumulate<double>)),
-                            inp_view(in<float>("X")(i, k)));
+                            inp_view(in<float, "X">(i, k)));
   CHECK(f64acc.ir().f.result_type(0) == scalar_type::f64);
   // a result computed in 16 bits is refused by the IR's rules
   ir::computation bad = sum32.ir();

@@ -89,6 +89,23 @@ inline void validate(const computation& c) {
   };
   for (auto& b : c.inputs) check_buffer(b, false);
   for (auto& b : c.outputs) check_buffer(b, true);
+  // The static checks of mdh::computation, again for IR built otherwise (and for coefficients
+  // that cancel, as in `k - k`).
+  for (auto* bufs : {&c.inputs, &c.outputs})
+    for (auto& b : *bufs)
+      for (auto& o : c.outputs)
+        if (&o != &b && o.name == b.name)
+          throw error(where("output '" + o.name + "' is named twice (or also an input)"));
+  for (auto& o : c.outputs)
+    for (auto& acc : o.accesses)
+      for (std::size_t d = 0; d < c.rank(); ++d) {
+        if (c.dims[d].combine == combine_kind::pointwise) continue;
+        bool used = false;
+        for (auto& f : acc.index) used = used || f.uses(d);
+        if (!used)
+          throw error(where("output '" + o.name + "' does not depend on dimension '" +
+                            c.dims[d].name + "' (every cc and ps dimension must index it)"));
+      }
   if (c.f.arg_types.size() != c.num_args())
     throw error(where("scalar function takes " + std::to_string(c.f.arg_types.size()) +
                       " arguments but inp_view has " + std::to_string(c.num_args()) + " accesses"));

@@ -7,9 +7,9 @@
 int main() {
   using namespace mdh;
   auto [i, j, k] = indices<3>();
-  auto mm = computation("matmul", out_view(out<float>("C")(i, j)),
+  auto mm = computation("matmul", out_view(out<float, "C">(i, j)),
                         md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                        inp_view(in<float>("A")(i, k), in<float>("B")(k, j)));
+                        inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
   auto n = mm.sizes(2, 2, 2);
   host_tensor<float> A(mm.shape("A", n), 1.0f), B(mm.shape("B", n), 2.0f), C(mm.shape("C", n));
   reference(mm, n, {A, B}, {C});

@@ -36,9 +36,9 @@ template <class Device>
 bool load_and_run(Device& device, const std::string& backend) {
   using namespace mdh;
   auto [i, j, k] = indices<3>();
-  auto mm = computation("matmul", out_view(out<float>("C")(i, j)),
+  auto mm = computation("matmul", out_view(out<float, "C">(i, j)),
                         md_hom([](auto a, auto b) { return a * b; }, cc, cc, pw(add)),
-                        inp_view(in<float>("A")(i, k), in<float>("B")(k, j)));
+                        inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
   const std::vector<std::int64_t> n{37, 29, 41};
   const auto lim = device.limits();
   std::mt19937_64 rng(11);
