@@ -28,6 +28,13 @@ class internal_error : public std::logic_error {
       : std::logic_error("mdh internal error: " + what) {}
 };
 
+namespace detail {
+// False, but only once T is known: `static_assert(detail::always_false<T>, "...")` in a template
+// fires when that template is used, turning a common mistake into one message.
+template <class T>
+inline constexpr bool always_false = false;
+}  // namespace detail
+
 }  // namespace mdh
 
 #define MDH_ASSERT(cond, msg)                                                              \

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <utility>
 
+#include <mdh/error.hpp>
+
 namespace mdh {
 
 // The most dimensions one md_hom may have (MCC_Capsule needs 10).
@@ -111,13 +113,9 @@ constexpr affine_expr<A> operator*(const affine_expr<A>& a, std::int64_t c) {
 }
 
 // What is not affine: each says so, instead of a list of every operator* in scope.
-namespace detail {
-template <class T>
-inline constexpr bool not_affine = false;
-}  // namespace detail
 template <std::uint32_t A, std::uint32_t B>
 affine_expr<A | B> operator*(const affine_expr<A>&, const affine_expr<B>&) {
-  static_assert(detail::not_affine<affine_expr<A | B>>,
+  static_assert(detail::always_false<affine_expr<A | B>>,
                 "mdh index functions are affine: multiply a placeholder by an integer constant "
                 "(2 * i), never by another placeholder (i * k); give a product its own md_hom "
                 "dimension");
@@ -125,28 +123,28 @@ affine_expr<A | B> operator*(const affine_expr<A>&, const affine_expr<B>&) {
 }
 template <std::uint32_t A, std::floating_point F>
 affine_expr<A> operator*(F, const affine_expr<A>&) {
-  static_assert(detail::not_affine<F>,
+  static_assert(detail::always_false<F>,
                 "mdh index functions are affine with integer coefficients: write 2 * i, not "
                 "0.5 * i or 2.0 * i");
   return {};
 }
 template <std::uint32_t A, std::floating_point F>
 affine_expr<A> operator*(const affine_expr<A>&, F) {
-  static_assert(detail::not_affine<F>,
+  static_assert(detail::always_false<F>,
                 "mdh index functions are affine with integer coefficients: write 2 * i, not "
                 "i * 0.5 or i * 2.0");
   return {};
 }
 template <std::uint32_t A, class X>
 affine_expr<A> operator/(const affine_expr<A>&, const X&) {
-  static_assert(detail::not_affine<X>,
+  static_assert(detail::always_false<X>,
                 "mdh index functions are affine: i / n and i % n are not; split the dimension "
                 "instead, e.g. dimensions (p, r) indexing 2 * p + r");
   return {};
 }
 template <std::uint32_t A, class X>
 affine_expr<A> operator%(const affine_expr<A>&, const X&) {
-  static_assert(detail::not_affine<X>,
+  static_assert(detail::always_false<X>,
                 "mdh index functions are affine: i / n and i % n are not; split the dimension "
                 "instead, e.g. dimensions (p, r) indexing 2 * p + r");
   return {};

@@ -51,7 +51,7 @@ class sym {
   template <class T>
   requires std::same_as<T, double>
   operator T() const {
-    static_assert(always_false<T>,
+    static_assert(detail::always_false<T>,
                   "mdh::md_hom(f, ops...) requires 'f' to call mdh::exp, log, sqrt, tanh, erf, "
                   "abs, max, min instead of std:: math, and mdh::cast<T>(x) instead of a "
                   "conversion (the arguments of 'f' are symbolic while mdh records it)");
@@ -60,7 +60,7 @@ class sym {
   template <class T>
   requires std::same_as<T, bool>
   explicit operator T() const {
-    static_assert(always_false<T>,
+    static_assert(detail::always_false<T>,
                   "mdh::md_hom(f, ops...) requires 'f' to write mdh::select(c, a, b) instead of "
                   "c ? a : b or if, and mdh::max(a, b) / mdh::min(a, b) instead of std::max / "
                   "std::min (the arguments of 'f' are symbolic while mdh records it)");
@@ -102,9 +102,6 @@ class sym {
   }
 
  private:
-  template <class T>
-  static constexpr bool always_false = false;
-
   int node_;
   scalar_type type_;
 };

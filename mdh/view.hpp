@@ -48,9 +48,6 @@ struct output_access {
 };
 
 namespace detail {
-template <class T>
-inline constexpr bool always_false = false;
-
 // The access `Access<T, rank, uses, Name>` of `idx...`, once its arguments are checked.
 template <template <class, std::size_t, std::uint32_t, buffer_name> class Access, class T,
           buffer_name Name, class... I>

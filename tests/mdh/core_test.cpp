@@ -183,6 +183,18 @@ TEST_CASE("the structural hash is stable and ignores names") {
   CHECK(mm_d.hash() != mm.hash());
 }
 
+TEST_CASE("mdh::cast<T> narrows on purpose and records what the implicit conversion did") {
+  auto [i, j] = indices<2>();
+  // `return a * 0.5;` into out<float> no longer compiles (tests/compile_fail case 14)
+  auto half = computation("half", out_view(out<float, "C">(i, j)),
+                          md_hom([](auto a) { return cast<float>(a * 0.5); }, cc, cc),
+                          inp_view(in<float, "A">(i, j)));
+  CHECK(half.str().find("f(A) = f32((f64(A) * 0.5))") != std::string::npos);
+  // the hash main (8a4a8d2) gave the implicit version: parameter files keyed on it still fit
+  CHECK(half.hash() == "30efcc6c244a8731");
+  CHECK(std::get<0>(half.apply(3.0f)) == 1.5f);
+}
+
 TEST_CASE("ir::validate rejects malformed descriptions") {
   ir::computation c = make_matmul().ir();
   ir::validate(c);
