@@ -85,9 +85,9 @@ inline constexpr std::size_t namesakes = X::buffer.empty() ? 0
 // floating-point result on purpose (rounded once, to nearest even, when it is stored); every
 // other result must convert to V without narrowing.
 template <class O, class V, class R>
-inline constexpr bool result_fits =
-    (is_float16_v<O> && (std::is_floating_point_v<R> || is_float16_v<R>)) ||
-    converts_without_narrowing<V, R>;
+inline constexpr bool result_fits = (is_float16_v<O> &&
+                                     (std::is_floating_point_v<R> || is_float16_v<R>)) ||
+                                    converts_without_narrowing<V, R>;
 
 // True unless f(Args...) returns as many values as Outputs has and one of them does not fit
 // (result_fits) its output (a wrong count has its own message).

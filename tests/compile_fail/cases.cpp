@@ -13,6 +13,15 @@ int main() {
 #if CASE == 0  // the correct twin
   auto c = computation(out_view(out<float, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
                        inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
+  // A float (or double) result into a bf16/f16 output is rounded once on purpose: not narrowing.
+  auto bf16_matmul = computation(out_view(out<bf16, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
+                                 inp_view(in<bf16, "A">(i, k), in<bf16, "B">(k, j)));
+  auto f16_out = computation(out_view(out<f16, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
+                             inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
+  auto double_into_bf16 =
+      computation(out_view(out<bf16, "C">(i, j)), md_hom([](auto a) { return a * 0.5; }, cc, cc),
+                  inp_view(in<float, "A">(i, j)));
+  (void)bf16_matmul, (void)f16_out, (void)double_into_bf16;
 #elif CASE == 1   // placeholder l (dimension 3) in a 3-dimensional md_hom
   auto [a, b, c0, l] = indices<4>();
   auto c = computation(out_view(out<float, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
@@ -94,6 +103,9 @@ int main() {
 #elif CASE == 23  // the run-time spelling of earlier versions
   auto c = computation(out_view(out<float, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
                        inp_view(in<float>("A")(i, k), in<float, "B">(k, j)));
+#elif CASE == 24  // bf16 inputs compute in float: still narrowing into an int32 output
+  auto c = computation(out_view(out<std::int32_t, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
+                       inp_view(in<bf16, "A">(i, k), in<bf16, "B">(k, j)));
 #endif
   (void)c;
 }
