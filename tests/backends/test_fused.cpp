@@ -30,39 +30,17 @@
 #include <backends/cuda/program.hpp>
 #endif
 
+#include "fused_cases.hpp"
 #include "naive_reference.hpp"
 #include "sweep_sample.hpp"
 
 using namespace mdh;
+using mdh::test::layernorm_pair;
+using mdh::test::map_then_rowsum;
+using mdh::test::map_then_scan;
+using mdh::test::softmax_pair;
 
 namespace {
-
-auto softmax_pair() { return fuse("softmax", ops::softmax_stats(), ops::softmax_normalize()); }
-auto layernorm_pair(std::int64_t cols) {
-  return fuse("layernorm", ops::layernorm_stats(), ops::layernorm_normalize(cols));
-}
-// A map, then a row reduction of its result: the second stage reduces.
-auto map_then_rowsum() {
-  auto [r, c] = indices<2>();
-  auto twice =
-      computation("twice", out_view(out<float, "E">(r, c)),
-                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float, "X">(r, c)));
-  auto rowsum = computation("rowsum", out_view(out<float, "T">(r)),
-                            md_hom([](auto e, auto x) { return e - x; }, cc, pw(add)),
-                            inp_view(in<float, "E">(r, c), in<float, "X">(r, c)));
-  return fuse("map_rowsum", twice, rowsum);
-}
-// A map, then a prefix sum of its result along the rows: the second stage scans.
-auto map_then_scan() {
-  auto [r, c] = indices<2>();
-  auto twice =
-      computation("twice", out_view(out<float, "E">(r, c)),
-                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float, "X">(r, c)));
-  auto scan =
-      computation("rowscan", out_view(out<float, "P">(r, c)),
-                  md_hom([](auto e) { return e; }, cc, ps(add)), inp_view(in<float, "E">(r, c)));
-  return fuse("map_scan", twice, scan);
-}
 
 // The fused kernel's body: stage 0's block, then `barrier` as a statement of its own, then
 // stage 1's block.

@@ -34,9 +34,14 @@
 #include <mdh/lower/random_config.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 
+#include "fused_cases.hpp"
 #include "ir_samples.hpp"
 
 using namespace mdh;
+using mdh::test::layernorm_pair;
+using mdh::test::map_then_rowsum;
+using mdh::test::map_then_scan;
+using mdh::test::softmax_pair;
 namespace fs = std::filesystem;
 
 namespace {
@@ -148,30 +153,6 @@ void for_each_operator_case(Visit&& visit) {
 }
 
 // The fused pairs of tests/backends/test_fused.cpp.
-auto softmax_pair() { return fuse("softmax", ops::softmax_stats(), ops::softmax_normalize()); }
-auto layernorm_pair(std::int64_t cols) {
-  return fuse("layernorm", ops::layernorm_stats(), ops::layernorm_normalize(cols));
-}
-auto map_then_rowsum() {
-  auto [r, c] = indices<2>();
-  auto twice =
-      computation("twice", out_view(out<float, "E">(r, c)),
-                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float, "X">(r, c)));
-  auto rowsum = computation("rowsum", out_view(out<float, "T">(r)),
-                            md_hom([](auto e, auto x) { return e - x; }, cc, pw(add)),
-                            inp_view(in<float, "E">(r, c), in<float, "X">(r, c)));
-  return fuse("map_rowsum", twice, rowsum);
-}
-auto map_then_scan() {
-  auto [r, c] = indices<2>();
-  auto twice =
-      computation("twice", out_view(out<float, "E">(r, c)),
-                  md_hom([](auto x) { return x * 2.0f; }, cc, cc), inp_view(in<float, "X">(r, c)));
-  auto scan =
-      computation("rowscan", out_view(out<float, "P">(r, c)),
-                  md_hom([](auto e) { return e; }, cc, ps(add)), inp_view(in<float, "E">(r, c)));
-  return fuse("map_scan", twice, scan);
-}
 
 // Every configuration of the sweeps and every parameter file, hashed.
 entries current() {
