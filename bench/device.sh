@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, then one or more of
 #   tests  - the gpu-labelled tests
-#   sanitize - compute-sanitizer memcheck (GPU sweep, fused pairs) and racecheck (IR-sample sweep)
+#   sanitize - compute-sanitizer memcheck (GPU sweep, fused pairs) and racecheck (IR-sample sweep),
+#            both over the tensor-core (MMA) configurations of backends_mma_gpu
 #   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20, over all sessions of a
 #            case's log; or TUNE_MORE seconds more each; resumes from $TUNE_PARAMS/logs, default
 #            params/h200)
@@ -49,7 +50,7 @@ else
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OUT/cmake.log" 2>&1 || {
   tail -30 "$OUT/cmake.log"; exit 1; }
 targets=(mdh_bench tune_cases mdh-tune)
-for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu); done
+for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu); done
 cmake --build build-device -j "$jobs" --target "${targets[@]}" >"$OUT/build.log" 2>&1 || {
   grep -E "error" "$OUT/build.log" | head -30; exit 1; }
 fi
@@ -80,6 +81,16 @@ for m in "${modes[@]}"; do
       rc=$?
       tail -4 "$OUT/sanitizer_$tool.log"
       summary+=("compute-sanitizer $tool: rc=$rc ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1))")
+    done
+    # the tensor-core kernels (cp.async, ldmatrix, mma.sync): random configurations per case
+    mma_bin=$(find "$BIN" -name backends_mma_gpu -type f | head -1)
+    for tool in memcheck racecheck; do
+      stamp "compute-sanitizer $tool (MMA)"
+      compute-sanitizer --tool "$tool" --error-exitcode 9 "$mma_bin" '--test-case=CUDA: random MMA*' \
+        >"$OUT/sanitizer_mma_$tool.log" 2>&1
+      rc=$?
+      tail -4 "$OUT/sanitizer_mma_$tool.log"
+      summary+=("compute-sanitizer $tool (MMA): rc=$rc ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_mma_$tool.log" | tail -1))")
     done
     ;;
   tune)

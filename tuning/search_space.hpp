@@ -12,6 +12,11 @@
 //   thr_map_d  CUDA thread axis of d (0 = x, 1 = y); dims on one axis fold, the last fastest
 //   cache_b, transpose_b, pad_b   shared-memory caching of input b and its tile layout
 //   thr_combine, blk_combine, vec, vec_pw, prefetch
+//   mma, mma_m, mma_n, mma_k, mma_warps_m, mma_warps_n, mma_tile_m, mma_tile_n, mma_tile_k,
+//              mma_stages, mma_swizzle: the tensor-core path, only on a CUDA device for a
+//              contraction with a tensor-core type (has_mma_parameters); with mma = 1 the
+//              parameters above are not read (each MMA point repeats over them), with mma = 0 the
+//              mma_* sit at their defaults (rules.hpp), so spaces without it are unchanged
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
 //              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
@@ -84,6 +89,9 @@ inline constexpr const char* dim_stems[] = {"blk",     "thr",     "t_sm",   "t_r
 inline constexpr const char* input_stems[] = {"cache", "transpose", "pad"};
 inline constexpr const char* kernel_names[] = {"thr_combine", "blk_combine", "vec", "vec_pw",
                                                "prefetch"};
+inline constexpr const char* mma_names[] = {
+    "mma",        "mma_m",      "mma_n",      "mma_k",      "mma_warps_m", "mma_warps_n",
+    "mma_tile_m", "mma_tile_n", "mma_tile_k", "mma_stages", "mma_swizzle"};
 
 // Adds `r` to the parameters of `ps` as atf constraints: on its last parameter, reading the
 // others; a product bound also on each earlier one, reading those before it (the rest at 1).
@@ -197,6 +205,42 @@ inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
   return ps;
 }
 
+// Whether the space of `comp` on a device with `limits` has the tensor-core parameters.
+inline bool has_mma_parameters(const ir::computation& comp, const lower::device_limits& limits) {
+  return limits.cuda && lower::mma_supported(comp);
+}
+
+// The tensor-core parameters (see the header comment) and the rules over them.
+inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computation& comp,
+                                  const lower::device_limits& limits) {
+  using std::int64_t;
+  const lower::mma_support s = lower::mma_supported(comp);
+  auto dims = [&](ir::contraction_role r) {
+    std::set<int64_t> v{0};  // 0: the default, with mma = 0
+    for (auto d : s.contraction->dims_of(r)) v.insert(int64_t(d));
+    return atf::set(std::vector<int64_t>(v.begin(), v.end()));
+  };
+  const bool tf32 = *s.instruction == lower::mma_instruction::m16n8k8_tf32;
+  const std::size_t first = ps.size();
+  ps.emplace_back("mma", atf::set({int64_t{0}, int64_t{1}}));
+  ps.emplace_back("mma_m", dims(ir::contraction_role::m));
+  ps.emplace_back("mma_n", dims(ir::contraction_role::n));
+  ps.emplace_back("mma_k", dims(ir::contraction_role::k));
+  ps.emplace_back("mma_warps_m", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
+  ps.emplace_back("mma_warps_n", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
+  ps.emplace_back("mma_tile_m", atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
+  ps.emplace_back("mma_tile_n", atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
+  ps.emplace_back("mma_tile_k", tf32 ? atf::set({int64_t{8}, int64_t{16}, int64_t{32}})
+                                     : atf::set({int64_t{16}, int64_t{32}, int64_t{64}}));
+  ps.emplace_back("mma_stages", atf::set({int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}}));
+  ps.emplace_back("mma_swizzle", atf::set({int64_t{0}, int64_t{1}}));
+  std::vector<atf::tp> added(ps.begin() + std::ptrdiff_t(first), ps.end());
+  auto is_mma = [&](const std::string& n) { return n.rfind("mma", 0) == 0; };
+  for (const lower::rule& r :
+       lower::config_rules(comp, std::vector<std::int64_t>(comp.rank(), 1), limits))
+    if (std::all_of(r.reads.begin(), r.reads.end(), is_mma)) detail::constrain(ps, r);
+}
+
 // The tuning parameters of `comp` at `sizes` on a device with `limits`.
 inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
                                             const std::vector<std::int64_t>& sizes,
@@ -205,6 +249,7 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
   const std::vector<bool> none(comp.rank(), false);
   auto ps = make_dim_parameters(comp, sizes, limits, opt, none, none);
   append_stage_parameters(ps, comp, sizes, space_limits(limits, opt), "", true);
+  if (has_mma_parameters(comp, limits)) append_mma_parameters(ps, comp, space_limits(limits, opt));
   return ps;
 }
 
@@ -277,18 +322,21 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   for (const char* n : detail::kernel_names)
     m[n] = a.contains(prefix + n) ? a.get<std::int64_t>(prefix + n)
                                   : std::int64_t(lower::block_combine::second_kernel);
+  if (prefix.empty() && a.contains("mma") && a.get<std::int64_t>("mma") == 1)
+    for (const char* n : detail::mma_names) m[n] = a.get<std::int64_t>(n);
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
 
 // The configuration of make_parameters' space that to_config maps to `c` (its inverse); values
 // outside the space's sets make atf's search_space::find return nothing. `prefix`, `with_dims`
-// and `with_blk_combine` pick the names of one stage of a fused space.
+// and `with_blk_combine` pick the names of one stage of a fused space; `with_mma`: the space has
+// the tensor-core parameters (has_mma_parameters).
 inline atf::configuration to_space_configuration(
     const lower::config& c, const ir::computation& comp, const std::vector<std::int64_t>& sizes,
-    const std::string& prefix = "", bool with_dims = true, bool with_blk_combine = true) {
+    const std::string& prefix = "", bool with_dims = true, bool with_blk_combine = true,
+    bool with_mma = false) {
   using detail::name;
-  std::map<std::string, std::int64_t> m = lower::to_map(c);
-  m["vec_pw"] = c.vec_pw;  // to_map leaves it out when it is 1
+  const std::map<std::string, std::int64_t> m = lower::to_full_map(c);
   atf::configuration a;
   for (std::size_t d = 0; with_dims && d < comp.rank(); ++d)
     for (const char* stem : detail::dim_stems) {
@@ -302,7 +350,17 @@ inline atf::configuration to_space_configuration(
     for (const char* stem : detail::input_stems) a.set(prefix + name(stem, b), m.at(name(stem, b)));
   for (const char* n : detail::kernel_names)
     if (with_blk_combine || std::string_view(n) != "blk_combine") a.set(prefix + n, m.at(n));
+  for (const char* n : detail::mma_names)
+    if (with_mma) a.set(n, m.at(n));
   return a;
+}
+
+// The point of the space of `comp` on `limits` that to_config maps to `c`.
+inline atf::configuration to_space_configuration(const lower::config& c,
+                                                 const ir::computation& comp,
+                                                 const std::vector<std::int64_t>& sizes,
+                                                 const lower::device_limits& limits) {
+  return to_space_configuration(c, comp, sizes, "", true, true, has_mma_parameters(comp, limits));
 }
 
 // The names of tuning logs of format 1 (mdh 0.1) in today's space: sm_mult_d is t_sm_steps_d.
@@ -363,6 +421,13 @@ inline atf::configuration to_space_configuration(const lower::fused_config& c, c
       to_space_configuration(c.second, f.second, sizes, fused_second_prefix, false, false);
   for (auto& [n, v] : b) a.set(n, v);
   return a;
+}
+
+// A fused space has no tensor-core parameters: as above, whatever the device.
+inline atf::configuration to_space_configuration(const lower::fused_config& c, const ir::fused& f,
+                                                 const std::vector<std::int64_t>& sizes,
+                                                 const lower::device_limits&) {
+  return to_space_configuration(c, f, sizes);
 }
 
 inline atf::search_space make_search_space(const ir::fused& f,

@@ -83,10 +83,10 @@ inline std::int64_t block_count(const lower::config& c) {
 
 }  // namespace detail
 
-// The start configurations of `comp` at `sizes`: each passes lower::check for `limits`.
-inline std::vector<lower::config> start_configurations(const ir::computation& comp,
-                                                       const std::vector<std::int64_t>& sizes,
-                                                       const lower::device_limits& limits) {
+// The SIMT start configurations of `comp` at `sizes` (mma = 0): each passes lower::check.
+inline std::vector<lower::config> simt_start_configurations(const ir::computation& comp,
+                                                            const std::vector<std::int64_t>& sizes,
+                                                            const lower::device_limits& limits) {
   using detail::pow2_floor;
   using std::int64_t;
   std::vector<lower::config> out;
@@ -294,6 +294,54 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
   return thin();
 }
 
+// The tensor-core starts (on a CUDA device, for a contraction of a tensor-core type): the
+// innermost M, N and K dimensions, block tiles of 128x128, 128x256, 256x128 and 64x64 from warp
+// tiles of 64x64 (32x32 for the small one), 3 or 4 cp.async stages, swizzled (TF32: padded).
+// The parameters they do not read are those of `base` (a point of the space).
+inline std::vector<lower::config> mma_start_configurations(const ir::computation& comp,
+                                                           const std::vector<std::int64_t>& sizes,
+                                                           const lower::device_limits& limits,
+                                                           const lower::config& base) {
+  std::vector<lower::config> out;
+  const lower::mma_support s = lower::mma_supported(comp);
+  if (!limits.cuda || !s) return out;
+  const bool tf32 = *s.instruction == lower::mma_instruction::m16n8k8_tf32;
+  const auto& ct = *s.contraction;
+  lower::config c = base;
+  c.mma.on = 1;
+  c.mma.m = std::int64_t(ct.dims_of(ir::contraction_role::m).back());
+  c.mma.n = std::int64_t(ct.dims_of(ir::contraction_role::n).back());
+  c.mma.k = std::int64_t(ct.dims_of(ir::contraction_role::k).back());
+  c.mma.swizzle = tf32 ? 0 : 1;
+  const std::int64_t tk = tf32 ? 16 : 32;
+  struct shape {
+    std::int64_t wm, wn, tm, tn, stages;
+  };
+  for (shape x : {shape{2, 2, 64, 64, 3}, shape{2, 2, 64, 64, 4}, shape{2, 4, 64, 64, 3},
+                  shape{4, 2, 64, 64, 3}, shape{2, 2, 32, 32, 4}}) {
+    c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
+    c.mma.tile_k = tk, c.mma.stages = x.stages;
+    try {
+      lower::check(c, comp, sizes, limits);
+      out.push_back(c);
+    } catch (const error&) {
+    }
+  }
+  return out;
+}
+
+// The start configurations of `comp` at `sizes`: the tensor-core ones first (where there are
+// any), then the SIMT ones; each passes lower::check for `limits`.
+inline std::vector<lower::config> start_configurations(const ir::computation& comp,
+                                                       const std::vector<std::int64_t>& sizes,
+                                                       const lower::device_limits& limits) {
+  std::vector<lower::config> simt = simt_start_configurations(comp, sizes, limits);
+  std::vector<lower::config> out = mma_start_configurations(
+      comp, sizes, limits, simt.empty() ? lower::default_config(comp, sizes) : simt.front());
+  for (auto& c : simt) out.push_back(std::move(c));
+  return out;
+}
+
 // Start configurations of a fused pair: the first stage's starts with every dimension that
 // reduces in either stage kept in one block, each with the second stage on the same tiling
 // (inputs from global memory, the widest vector stores that pass), and the default; only those
@@ -317,7 +365,7 @@ inline std::vector<lower::fused_config> start_configurations(const ir::fused& f,
   std::size_t inner = f.first.rank();
   for (std::size_t d = 0; d < f.first.rank(); ++d)
     if (!f.first.is_reduction(d) && !f.second.is_reduction(d)) inner = d;
-  for (const lower::config& s : start_configurations(f.first, sizes, limits)) {
+  for (const lower::config& s : simt_start_configurations(f.first, sizes, limits)) {
     firsts.push_back(s);
     if (inner == f.first.rank()) continue;
     for (std::int64_t t : {1, 2, 4, 8, 16}) {

@@ -175,13 +175,14 @@ inline std::vector<atf::configuration> best_of_log(const std::filesystem::path& 
 template <class IR>
 std::optional<atf::configuration> parameter_file_start(const std::filesystem::path& file,
                                                        const IR& c,
-                                                       const std::vector<std::int64_t>& sizes) {
+                                                       const std::vector<std::int64_t>& sizes,
+                                                       const lower::device_limits& limits) {
   std::error_code ec;
   if (file.empty() || !std::filesystem::exists(file, ec)) return std::nullopt;
   try {
     parameter_record r = read_parameter_file(file);
     if (!(r.work == workload::of(c, sizes))) return std::nullopt;
-    return to_space_configuration(lower::config_from_json(r.configuration, c), c, sizes);
+    return to_space_configuration(lower::config_from_json(r.configuration, c), c, sizes, limits);
   } catch (const std::exception& e) {  // the run overwrites it at the end: say so, go on
     std::fprintf(stderr, "mdh: %s is not a usable parameter file (%s); not a start\n",
                  file.string().c_str(), e.what());
@@ -293,11 +294,11 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     // what earlier runs found first (the parameter file, the best of a log set aside for another
     // space: those still in this space), then the generic starts
     std::vector<atf::configuration> starts;
-    if (auto f = parameter_file_start(opt.parameter_file, c, sizes)) starts.push_back(*f);
+    if (auto f = parameter_file_start(opt.parameter_file, c, sizes, limits)) starts.push_back(*f);
     if (aside)
       for (auto& b : best_of_log(*aside, 8)) starts.push_back(std::move(b));
     for (auto& s : start_configurations(c, sizes, limits))
-      starts.push_back(to_space_configuration(s, c, sizes));
+      starts.push_back(to_space_configuration(s, c, sizes, limits));
     t.start_with(std::move(starts));
   }
   if (limited) t.abort_when(stop);

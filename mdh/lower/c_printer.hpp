@@ -99,6 +99,9 @@ inline std::string num(std::int64_t v) { return std::to_string(v); }
 
 }  // namespace detail
 
+// The main kernel of a tensor-core plan (mdh/lower/mma_printer.hpp, included at the end).
+inline std::string print_mma_kernel(const kernel_plan& p, const c_dialect& d, const kernel& k);
+
 // The printer: one kernel plan -> one translation unit holding all its kernels.
 class c_printer {
  public:
@@ -123,7 +126,9 @@ class c_printer {
     print_combine();
     for (auto& k : p_.kernels) {
       out_.blank();
-      if (k.kind == kernel_kind::main)
+      if (k.kind == kernel_kind::main && p_.mma.on)
+        out_.raw(print_mma_kernel(p_, d_, k));
+      else if (k.kind == kernel_kind::main)
         print_main(k);
       else
         print_aux(k);
@@ -1328,3 +1333,5 @@ inline std::string print_c(const kernel_plan& p, const c_dialect& d) {
 }
 
 }  // namespace mdh::lower
+
+#include <mdh/lower/mma_printer.hpp>

@@ -50,6 +50,23 @@ struct input_config {
   friend bool operator==(const input_config&, const input_config&) = default;
 };
 
+// The tensor-core path (mma = 1; CUDA, contractions only, see mdh/lower/mma.hpp): one warp-level
+// mma.sync per instruction tile, the block tile (warps_m * tile_m) x (warps_n * tile_n) walked
+// along the K dimension in steps of tile_k, `stages` shared buffers filled by cp.async. With
+// mma = 1 the parameters above (blk_d ... prefetch) are not read; with mma = 0 these are not.
+struct mma_config {
+  std::int64_t on = 0;               // mma
+  std::int64_t m = 0, n = 0, k = 0;  // mma_m, mma_n, mma_k: the dimensions playing M, N, K
+  std::int64_t warps_m = 1;          // mma_warps_m: warps along M
+  std::int64_t warps_n = 1;          // mma_warps_n: warps along N
+  std::int64_t tile_m = 16;          // mma_tile_m: warp tile along M (multiple of 16)
+  std::int64_t tile_n = 16;          // mma_tile_n: warp tile along N (multiple of 16)
+  std::int64_t tile_k = 16;          // mma_tile_k: block tile along K (instruction multiple)
+  std::int64_t stages = 2;           // mma_stages: shared buffers in flight, 2..5
+  std::int64_t swizzle = 0;          // mma_swizzle: 0 padded rows, 1 XOR-swizzled 16-byte chunks
+  friend bool operator==(const mma_config&, const mma_config&) = default;
+};
+
 struct config {
   std::vector<dim_config> dims;
   std::vector<input_config> inputs;
@@ -62,6 +79,7 @@ struct config {
   // while the current one is computed on (hides global-memory latency); 2 = the same with two
   // shared-memory buffers per tile, so one barrier per step instead of two; 0 = off.
   std::int64_t prefetch = 0;
+  mma_config mma;  // the tensor-core path, off by default
   friend bool operator==(const config&, const config&) = default;
 };
 
@@ -95,6 +113,29 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
   // Only when on: configurations without it keep their map, and so their source and kernel names.
   if (c.vec_pw != 1) m["vec_pw"] = c.vec_pw;
   m["prefetch"] = c.prefetch;
+  // Only when on: configurations of the SIMT path keep their map, sources and kernel names.
+  if (c.mma.on) {
+    m["mma"] = c.mma.on;
+    m["mma_m"] = c.mma.m, m["mma_n"] = c.mma.n, m["mma_k"] = c.mma.k;
+    m["mma_warps_m"] = c.mma.warps_m, m["mma_warps_n"] = c.mma.warps_n;
+    m["mma_tile_m"] = c.mma.tile_m, m["mma_tile_n"] = c.mma.tile_n;
+    m["mma_tile_k"] = c.mma.tile_k;
+    m["mma_stages"] = c.mma.stages, m["mma_swizzle"] = c.mma.swizzle;
+  }
+  return m;
+}
+
+// to_map with the parameters it leaves out at their values (vec_pw = 1, the mma_* of a
+// configuration without mma): every parameter a rule may read.
+inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
+  std::map<std::string, std::int64_t> m = to_map(c);
+  m["vec_pw"] = c.vec_pw;
+  m.emplace("mma", c.mma.on);
+  m.emplace("mma_m", c.mma.m), m.emplace("mma_n", c.mma.n), m.emplace("mma_k", c.mma.k);
+  m.emplace("mma_warps_m", c.mma.warps_m), m.emplace("mma_warps_n", c.mma.warps_n);
+  m.emplace("mma_tile_m", c.mma.tile_m), m.emplace("mma_tile_n", c.mma.tile_n);
+  m.emplace("mma_tile_k", c.mma.tile_k);
+  m.emplace("mma_stages", c.mma.stages), m.emplace("mma_swizzle", c.mma.swizzle);
   return m;
 }
 
@@ -133,6 +174,15 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
   // Added after the first parameter files were written: absent means off (0, and vec_pw 1).
   if (m.count("prefetch")) c.prefetch = get("prefetch");
   if (m.count("vec_pw")) c.vec_pw = get("vec_pw");
+  // The tensor-core parameters: all present (mma = 1, or written as 0) or none (off).
+  if (m.count("mma")) {
+    c.mma.on = get("mma");
+    c.mma.m = get("mma_m"), c.mma.n = get("mma_n"), c.mma.k = get("mma_k");
+    c.mma.warps_m = get("mma_warps_m"), c.mma.warps_n = get("mma_warps_n");
+    c.mma.tile_m = get("mma_tile_m"), c.mma.tile_n = get("mma_tile_n");
+    c.mma.tile_k = get("mma_tile_k");
+    c.mma.stages = get("mma_stages"), c.mma.swizzle = get("mma_swizzle");
+  }
   for (auto& [n, v] : m)
     if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");
   return c;

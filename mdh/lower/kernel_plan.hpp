@@ -13,6 +13,7 @@
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/layout.hpp>
+#include <mdh/lower/mma_plan.hpp>
 
 namespace mdh::lower {
 
@@ -177,6 +178,9 @@ struct kernel_plan {
 
   std::vector<kernel> kernels;  // launched in this order
 
+  // The tensor-core path (cfg.mma.on): written by the mma_tiles pass instead of the SIMT passes.
+  mma_plan mma;
+
   // A fused plan (lower): its one kernel runs these stage plans in order, a block barrier
   // between them; the stages' buffers are named after this plan's parameters. Empty otherwise.
   std::vector<kernel_plan> stages;
@@ -216,7 +220,20 @@ inline std::string to_string(const kernel_plan& p) {
   }
   os << "plan " << p.name << "\n" << ir::to_string(p.comp) << "\nsizes";
   for (auto s : p.sizes) os << " " << s;
-  os << "\nconfig " << to_string(p.cfg) << "\ndevice " << p.limits.name << "\n\ndims:\n";
+  os << "\nconfig " << to_string(p.cfg) << "\ndevice " << p.limits.name << "\n\n";
+  if (p.mma.on) {
+    std::vector<std::string> names;
+    for (auto& d : p.comp.dims) names.push_back(d.name);
+    os << to_string(p.mma, names) << "\nthreads/block=" << p.threads << " blocks=" << p.blocks
+       << " shared=" << p.shared_bytes << "\nkernels:\n";
+    for (auto& k : p.kernels)
+      os << "  " << to_string(k.kind) << " " << k.name << " grid(" << k.launch.grid[0] << ","
+         << k.launch.grid[1] << "," << k.launch.grid[2] << ") block(" << k.launch.block[0] << ","
+         << k.launch.block[1] << "," << k.launch.block[2] << ") shared " << k.launch.shared_bytes
+         << "\n";
+    return os.str();
+  }
+  os << "dims:\n";
   const char* axis = "xyz";
   for (auto& d : p.dims)
     os << "  " << d.name << " " << to_string(d.role) << " size=" << d.size << " blk=" << d.blk

@@ -16,6 +16,7 @@
 #include <mdh/lower/copy_schedule.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/kernel_plan.hpp>
+#include <mdh/lower/mma.hpp>
 #include <mdh/lower/register_loops.hpp>
 #include <mdh/lower/vectorize.hpp>
 
@@ -274,6 +275,14 @@ inline const std::array<named_pass, 10>& pipeline() {
   return passes;
 }
 
+// The passes of the tensor-core path (cfg.mma.on): the buffers, the tiles and fragments of the
+// mma.sync kernel (mma.hpp), the kernel names.
+inline const std::array<named_pass, 3>& mma_pipeline() {
+  static const std::array<named_pass, 3> passes{
+      {{"global_buffers", global_buffers}, {"mma_tiles", mma_tiles}, {"kernels", kernels}}};
+  return passes;
+}
+
 // Called after each pass with its name and the plan so far (lower() dumps it with MDH_DUMP_DIR).
 using pass_observer = std::function<void(const char* pass, const kernel_plan&)>;
 
@@ -285,10 +294,16 @@ inline kernel_plan run_all(const ir::computation& comp, const std::vector<std::i
   kernel_plan p;
   p.comp = comp, p.sizes = sizes, p.cfg = cfg, p.limits = limits;
   p.name = plan_name(p);
-  for (const named_pass& pass : pipeline()) {
-    pass.run(p);
-    if (after) after(pass.name, p);
-  }
+  auto run = [&](const auto& passes) {
+    for (const named_pass& pass : passes) {
+      pass.run(p);
+      if (after) after(pass.name, p);
+    }
+  };
+  if (cfg.mma.on)
+    run(mma_pipeline());
+  else
+    run(pipeline());
   return p;
 }
 

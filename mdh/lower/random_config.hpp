@@ -102,6 +102,26 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
   return default_config(comp, sizes);
 }
 
+// Draws tensor-core configurations (mma = 1, draw_mma_config in mma.hpp) until one passes
+// check(); throws mdh::error with the reason when `comp` has no tensor-core path, or when none of
+// opt.max_attempts passes (shared memory, grid limits).
+template <class Rng>
+config random_mma_config(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+                         const device_limits& limits, Rng& rng, random_options opt = {}) {
+  std::string last;
+  for (int attempt = 0; attempt < opt.max_attempts; ++attempt) {
+    config c = draw_mma_config(comp, sizes, rng);
+    try {
+      check(c, comp, sizes, limits);
+      return c;
+    } catch (const error& e) {
+      last = e.what();
+    }
+  }
+  throw error("random_mma_config: no valid tensor-core configuration of '" + comp.name +
+              "' drawn; the last: " + last);
+}
+
 // Configurations at the corners: one thread for everything; as many threads as allowed on the
 // innermost dimension; tiles larger than the sizes; every input cached with transpose and pad (and
 // rank >= 3 tiles rotated); every dimension split over blocks (cross-block reductions, all three

@@ -19,6 +19,7 @@
 #include <mdh/ir/computation.hpp>
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/device_limits.hpp>
+#include <mdh/lower/mma_support.hpp>
 
 namespace mdh::lower {
 
@@ -107,6 +108,104 @@ inline std::optional<rule_violation> broken(std::string param, std::string detai
 }
 
 }  // namespace detail
+
+// The tensor-core parameters (mma, mma_*; mdh/lower/mma.hpp): with mma = 0 they sit at their
+// defaults (one point of the space), with mma = 1 the computation must be a contraction of a
+// tensor-core type on a CUDA device and the tiles must fit the instruction.
+inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
+                             const device_limits& limits) {
+  using detail::broken;
+  using detail::holds;
+  using detail::str;
+  using values = std::span<const std::int64_t>;
+  auto add = [&](std::string name, std::vector<std::string> reads, auto test) {
+    rs.push_back({std::move(name), std::move(reads), false, std::move(test)});
+  };
+  add("mma in {0, 1}", {"mma"}, [](values v) {
+    return v[0] != 0 && v[0] != 1 ? broken("mma", "mma=" + str(v[0])) : holds();
+  });
+  const mma_config off;
+  const std::pair<const char*, std::int64_t> defaults[] = {{"mma_m", off.m},
+                                                           {"mma_n", off.n},
+                                                           {"mma_k", off.k},
+                                                           {"mma_warps_m", off.warps_m},
+                                                           {"mma_warps_n", off.warps_n},
+                                                           {"mma_tile_m", off.tile_m},
+                                                           {"mma_tile_n", off.tile_n},
+                                                           {"mma_tile_k", off.tile_k},
+                                                           {"mma_stages", off.stages},
+                                                           {"mma_swizzle", off.swizzle}};
+  for (auto [name, value] : defaults)
+    add("mma = 0: the mma_* parameters at their defaults", {"mma", name},
+        [name = std::string(name), value](values v) {
+          return v[0] == 0 && v[1] != value
+                     ? broken(name,
+                              name + "=" + str(v[1]) + " with mma=0 (default " + str(value) + ")")
+                     : holds();
+        });
+  const std::string device = limits.name;
+  const bool cuda = limits.cuda;
+  add("mma needs a CUDA device", {"mma"}, [cuda, device](values v) {
+    return v[0] == 1 && !cuda ? broken("mma", "device " + device) : holds();
+  });
+  const mma_support s = mma_supported(comp);
+  add("mma needs a contraction of bf16, f16 or TF32-read f32 factors", {"mma"},
+      [s](values v) { return v[0] == 1 && !s ? broken("mma", s.why_not) : holds(); });
+  if (!s) return;  // mma = 0: the rest holds
+  const ir::contraction& ct = *s.contraction;
+  const std::int64_t inst_k = mma_instruction_k(*s.instruction);
+  const bool tf32 = *s.instruction == mma_instruction::m16n8k8_tf32;
+  auto role_rule = [&](const char* param, ir::contraction_role role, const char* what) {
+    std::vector<ir::contraction_role> roles = ct.roles;
+    std::vector<std::string> names;
+    for (auto& d : comp.dims) names.push_back(d.name);
+    add(std::string(param) + " is " + what, {"mma", param},
+        [roles, role, names, param = std::string(param), what](values v) {
+          if (v[0] != 1) return holds();
+          if (v[1] < 0 || v[1] >= std::int64_t(roles.size()))
+            return broken(param, param + "=" + str(v[1]) + " is not a dimension");
+          return roles[std::size_t(v[1])] != role
+                     ? broken(param, "dimension '" + names[std::size_t(v[1])] + "' is " +
+                                         ir::to_string(roles[std::size_t(v[1])]) + ", not " + what)
+                     : holds();
+        });
+  };
+  role_rule("mma_m", ir::contraction_role::m, "an M dimension (++, read by the first factor only)");
+  role_rule("mma_n", ir::contraction_role::n,
+            "an N dimension (++, read by the second factor only)");
+  role_rule("mma_k", ir::contraction_role::k, "a K dimension (pw(add), read by both factors)");
+  const std::int64_t max_warps = std::min<std::int64_t>(8, limits.max_threads_per_block / 32);
+  add("mma: warps a power of two, warps_m * warps_n <= " + str(max_warps),
+      {"mma", "mma_warps_m", "mma_warps_n"}, [max_warps](values v) {
+        auto pow2 = [](std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; };
+        return v[0] == 1 && (!pow2(v[1]) || !pow2(v[2]) || v[1] * v[2] > max_warps)
+                   ? broken("mma_warps_n", str(v[1]) + "x" + str(v[2]) + " warps")
+                   : holds();
+      });
+  add("mma: warp tiles multiples of 16 in [16, 128], tile_m * tile_n / 32 <= 128 accumulators",
+      {"mma", "mma_tile_m", "mma_tile_n"}, [](values v) {
+        auto ok = [](std::int64_t x) { return x >= 16 && x <= 128 && x % 16 == 0; };
+        return v[0] == 1 && (!ok(v[1]) || !ok(v[2]) || v[1] * v[2] / 32 > 128)
+                   ? broken("mma_tile_n", str(v[1]) + "x" + str(v[2]))
+                   : holds();
+      });
+  add("mma: tile_k a multiple of the instruction's K (" + str(inst_k) + ") in [" + str(inst_k) +
+          ", " + str(8 * inst_k) + "]",
+      {"mma", "mma_tile_k"}, [inst_k](values v) {
+        return v[0] == 1 && (v[1] < inst_k || v[1] > 8 * inst_k || v[1] % inst_k != 0)
+                   ? broken("mma_tile_k", "tile_k=" + str(v[1]))
+                   : holds();
+      });
+  add("mma: stages in [2, 5]", {"mma", "mma_stages"}, [](values v) {
+    return v[0] == 1 && (v[1] < 2 || v[1] > 5) ? broken("mma_stages", str(v[1])) : holds();
+  });
+  add("mma_swizzle in {0 = padded rows, 1 = XOR swizzle (16-bit types only)}",
+      {"mma", "mma_swizzle"}, [tf32](values v) {
+        return v[0] == 1 && (v[1] < 0 || v[1] > 1 || (tf32 && v[1] == 1))
+                   ? broken("mma_swizzle", "swizzle=" + str(v[1]) + (tf32 ? " (TF32)" : ""))
+                   : holds();
+      });
+}
 
 // The rules of one computation at `sizes` on a device with `limits`, in the order check()
 // reports them. `stage_prefix` names the input and kernel parameters (cache_b, vec, ...; not the
@@ -367,6 +466,7 @@ inline std::vector<rule> config_rules(const ir::computation& comp,
     add("vec_pw > 1 needs a pw dimension", {vec_pw},
         [vec_pw](values v) { return v[0] > 1 ? broken(vec_pw, "computation has none") : holds(); });
   }
+  if (stage_prefix.empty()) append_mma_rules(rs, comp, limits);
   return rs;
 }
 
@@ -376,8 +476,7 @@ struct broken_rule {
   rule_violation violation;
 };
 inline std::optional<broken_rule> first_broken(const std::vector<rule>& rules, const config& cfg) {
-  std::map<std::string, std::int64_t> m = to_map(cfg);
-  m["vec_pw"] = cfg.vec_pw;  // to_map leaves it out when it is 1
+  const std::map<std::string, std::int64_t> m = to_full_map(cfg);
   std::vector<std::int64_t> vals;
   for (const rule& r : rules) {
     vals.clear();

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+// The tensor-core path's pass, mma_tiles: from a configuration with mma = 1 (rules.hpp checked
+// it: a contraction of bf16, f16 or TF32-read f32 factors on a CUDA device), the plan of one
+// kernel in which every warp computes a warp_m x warp_n tile of the product with mma.sync:
+//
+//   block (bx, by, bz): rows [by*block_m, +block_m) of M, columns [bx*block_n, +block_n) of N,
+//                       one point of the other ++ dimensions (grid_dims, folded into bz)
+//   acc[frags_m][frags_n][4] = 0                                    f32, in registers
+//   stages-1 steps: copy A and B tiles of step s -> buffer s; commit    (cp.async groups)
+//   for step s (the K tiles, and around them the other pw dimensions):
+//     wait until step s has landed; barrier
+//     copy the tiles of step s + stages - 1 into the buffer step s - 1 used; commit
+//     for each instruction K slice: fragments of A and B (ldmatrix[.trans] or 32-bit loads),
+//                                   frags_m x frags_n mma.sync
+//   epilogue: acc -> output type, written through the out_view where (m, n) is in range
+//
+// Tile edges read zeros (cp.async's src-size < 16 zero-fills the rest), so any size works.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include <mdh/error.hpp>
+#include <mdh/lower/affine.hpp>
+#include <mdh/lower/kernel_plan.hpp>
+#include <mdh/lower/mma_support.hpp>
+
+namespace mdh::lower {
+
+namespace detail {
+
+// Bytes rounded up to 128: each tile (and stage) starts 128-byte aligned, where the swizzle's
+// bank pattern is computed from.
+inline std::int64_t round128(std::int64_t bytes) { return (bytes + 127) / 128 * 128; }
+
+// An operand's shared tile: its layout, the copy and the fragment load (see mma_operand).
+inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_operand& o,
+                                    std::size_t mn_dim, std::int64_t mn_tile, bool tf32,
+                                    bool swizzle) {
+  const mma_plan& m = p.mma;
+  mma_operand x;
+  x.input = o.input, x.access = o.access, x.type = o.type;
+  x.mn_dim = mn_dim, x.k_dim = m.k_dim;
+  const flat_access f =
+      flatten(p.comp.inputs[o.input].accesses[o.access], p.inputs[o.input], p.comp.rank());
+  x.coeff = f.coeff, x.constant = f.constant;
+  const std::int64_t elem = std::int64_t(size_of(o.type));
+  x.chunk = 16 / elem;
+  const std::int64_t ck = f.coeff[m.k_dim], cmn = f.coeff[mn_dim];
+  // K contiguous in the tile when it is in memory (coefficient 1), else the M/N dimension when it
+  // is, else whichever walks memory in smaller steps.
+  x.k_contiguous = ck == 1 ? true : cmn == 1 ? false : std::llabs(ck) <= std::llabs(cmn);
+  x.rows = x.k_contiguous ? mn_tile : m.block_k;
+  x.cols = x.k_contiguous ? m.block_k : mn_tile;
+  const std::int64_t chunks = x.cols / x.chunk;
+  if (swizzle && !tf32 && chunks >= 2 && (chunks & (chunks - 1)) == 0) {
+    // XOR the 16-byte chunk index with a function of the row such that the 8 rows one ldmatrix
+    // phase reads cover all 32 banks: rows of 2, 4, 8+ chunks repeat every 4, 2, 1 rows.
+    x.swizzle_chunks = std::min<std::int64_t>(chunks, 8);
+    x.swizzle_rows = 8 / x.swizzle_chunks;
+    x.pitch = x.cols;
+  } else {
+    // Padding by 16 bytes offsets consecutive rows by 4 banks (conflict-free ldmatrix). TF32
+    // reads single words at (row g, col t) for K-contiguous tiles (pitch = 4 mod 32 words) or
+    // (row t, col g) otherwise (pitch = 8 or 24 mod 32).
+    x.pitch = x.cols + (tf32 ? (x.k_contiguous ? 4 : 8) : x.chunk);
+  }
+  x.tile = layout{{x.rows, x.cols}, {x.pitch, 1}};
+  x.stage_bytes = round128(x.rows * x.pitch * elem);
+  // cp.async needs whole aligned 16-byte runs: coefficient 1 along the contiguous index, every
+  // other coefficient and the constant multiples of the chunk (the buffer is 256-byte aligned).
+  const std::size_t contiguous = x.k_contiguous ? m.k_dim : mn_dim;
+  x.async_copy = f.coeff[contiguous] == 1 && f.constant % x.chunk == 0;
+  for (std::size_t d = 0; d < f.coeff.size(); ++d)
+    if (d != contiguous && f.coeff[d] % x.chunk != 0) x.async_copy = false;
+  const std::int64_t copies = x.rows * x.cols / (x.async_copy ? x.chunk : 1);
+  x.copies_per_thread = ceil_div(copies, p.threads);
+  x.load = tf32             ? mma_fragment_load::scalar
+           : x.k_contiguous ? mma_fragment_load::ldmatrix
+                            : mma_fragment_load::ldmatrix_trans;
+  return x;
+}
+
+}  // namespace detail
+
+namespace passes {
+
+// The tensor-core pass: the whole main kernel's plan (see the header comment).
+inline void mma_tiles(kernel_plan& p) {
+  const mma_support s = mma_supported(p.comp);
+  if (!s)
+    throw internal_error("mma_tiles on a computation without a tensor-core path: " + s.why_not);
+  const mma_config& c = p.cfg.mma;
+  mma_plan& m = p.mma;
+  m = mma_plan{};
+  m.on = true;
+  m.instruction = *s.instruction;
+  m.inst_k = mma_instruction_k(m.instruction);
+  const bool tf32 = m.instruction == mma_instruction::m16n8k8_tf32;
+  m.m_dim = std::size_t(c.m), m.n_dim = std::size_t(c.n), m.k_dim = std::size_t(c.k);
+  m.size_m = p.sizes[m.m_dim], m.size_n = p.sizes[m.n_dim], m.size_k = p.sizes[m.k_dim];
+  m.warps_m = c.warps_m, m.warps_n = c.warps_n, m.warp_m = c.tile_m, m.warp_n = c.tile_n;
+  m.frags_m = m.warp_m / m.inst_m, m.frags_n = m.warp_n / m.inst_n;
+  m.block_m = m.warps_m * m.warp_m, m.block_n = m.warps_n * m.warp_n, m.block_k = c.tile_k;
+  m.stages = c.stages;
+  std::int64_t grid_z = 1, outer_k = 1;
+  for (std::size_t d = 0; d < p.comp.rank(); ++d) {
+    if (d == m.m_dim || d == m.n_dim || d == m.k_dim) continue;
+    if (p.comp.is_reduction(d))
+      m.outer_k_dims.push_back(d), outer_k *= p.sizes[d];
+    else
+      m.grid_dims.push_back(d), grid_z *= p.sizes[d];
+  }
+  m.k_tiles = ceil_div(m.size_k, m.block_k);
+  m.steps = m.k_tiles * outer_k;
+
+  p.threads = m.warps_m * m.warps_n * 32;
+  m.a = lower::detail::mma_operand_tile(p, s.contraction->a, m.m_dim, m.block_m, tf32,
+                                        c.swizzle != 0);
+  m.b = lower::detail::mma_operand_tile(p, s.contraction->b, m.n_dim, m.block_n, tf32,
+                                        c.swizzle != 0);
+  m.a.offset_bytes = 0;
+  m.b.offset_bytes = m.stages * m.a.stage_bytes;
+  p.tiles_bytes = m.stages * (m.a.stage_bytes + m.b.stage_bytes);
+  p.scratch_bytes = 0;
+  p.shared_bytes = p.tiles_bytes;
+
+  m.out_type = p.comp.outputs[0].type;
+  for (std::size_t a = 0; a < p.comp.outputs[0].accesses.size(); ++a) {
+    const flat_access f = flatten(p.comp.outputs[0].accesses[a], p.outputs[0], p.comp.rank());
+    m.writes.push_back({a, f.coeff, f.constant});
+  }
+  m.guard_m = m.size_m % m.block_m != 0;
+  m.guard_n = m.size_n % m.block_n != 0;
+  m.pair_store = m.size_n % 2 == 0 && (is_float16(m.out_type) || m.out_type == scalar_type::f32);
+  for (const mma_write& w : m.writes) {
+    if (w.coeff[m.n_dim] != 1 || w.constant % 2 != 0) m.pair_store = false;
+    for (std::size_t d = 0; d < w.coeff.size(); ++d)
+      if (d != m.n_dim && w.coeff[d] % 2 != 0) m.pair_store = false;
+  }
+
+  kernel k;
+  k.kind = kernel_kind::main;
+  k.launch.block[0] = p.threads;
+  k.launch.grid[0] = ceil_div(m.size_n, m.block_n);
+  k.launch.grid[1] = ceil_div(m.size_m, m.block_m);
+  k.launch.grid[2] = grid_z;
+  k.launch.shared_bytes = p.shared_bytes;
+  p.kernels.assign(1, k);
+  p.blocks = k.launch.grid[0] * k.launch.grid[1] * k.launch.grid[2];
+  p.acc_count = m.frags_m * m.frags_n * 4;
+  p.points = m.size_m * m.size_n * grid_z;
+  if (p.points >= (std::int64_t(1) << 31)) p.index64 = true;
+}
+
+}  // namespace passes
+
+// A random configuration with mma = 1 for `comp` (which must have a tensor-core path), its other
+// parameters those of default_config; may break rules over the finished plan (shared memory,
+// grid) - callers draw until check() passes (random_mma_config in random_config.hpp does).
+template <class Rng>
+config draw_mma_config(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+                       Rng& rng) {
+  const mma_support s = mma_supported(comp);
+  if (!s) throw error("draw_mma_config: " + s.why_not);
+  auto pick = [&](const std::vector<std::int64_t>& v) {
+    return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
+  };
+  auto dims = [&](ir::contraction_role r) {
+    std::vector<std::int64_t> v;
+    for (auto d : s.contraction->dims_of(r)) v.push_back(std::int64_t(d));
+    return v;
+  };
+  config c = default_config(comp, sizes);
+  const std::int64_t k = mma_instruction_k(*s.instruction);
+  c.mma.on = 1;
+  c.mma.m = pick(dims(ir::contraction_role::m));
+  c.mma.n = pick(dims(ir::contraction_role::n));
+  c.mma.k = pick(dims(ir::contraction_role::k));
+  c.mma.warps_m = pick({1, 2, 4});
+  c.mma.warps_n = pick({1, 2, 4});
+  if (c.mma.warps_m * c.mma.warps_n > 8) c.mma.warps_n = 8 / c.mma.warps_m;
+  c.mma.tile_m = pick({16, 32, 64});
+  c.mma.tile_n = pick({16, 32, 64});
+  c.mma.tile_k = k * pick({1, 2, 4});
+  c.mma.stages = pick({2, 3, 4, 5});
+  c.mma.swizzle = *s.instruction == mma_instruction::m16n8k8_tf32 ? 0 : pick({0, 1});
+  return c;
+}
+
+}  // namespace mdh::lower

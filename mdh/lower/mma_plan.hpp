@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// The tensor-core part of a kernel plan (written by the mma_tiles pass, mdh/lower/mma.hpp; printed
+// by mdh/lower/mma_printer.hpp): which dimensions play M, N and K of a warp-level mma.sync, the
+// block and warp tiles, the shared tiles of both operands with their layouts, how they are
+// filled (cp.async with zero-fill, or element copies) and read (ldmatrix, with .trans when the
+// tile's contiguous index is not K, or scalar loads for TF32), and the epilogue's writes.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <mdh/ir/computation.hpp>
+#include <mdh/lower/layout.hpp>
+
+namespace mdh::lower {
+
+// The mma.sync shapes and operand types mdh uses (accumulators always f32).
+enum class mma_instruction : std::uint8_t { m16n8k16_bf16, m16n8k16_f16, m16n8k8_tf32 };
+
+constexpr std::int64_t mma_instruction_k(mma_instruction i) {
+  return i == mma_instruction::m16n8k8_tf32 ? 8 : 16;
+}
+inline std::string mma_ptx(mma_instruction i) {
+  switch (i) {
+    case mma_instruction::m16n8k16_bf16:
+      return "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
+    case mma_instruction::m16n8k16_f16:
+      return "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+    case mma_instruction::m16n8k8_tf32:
+      return "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
+  }
+  return "?";
+}
+
+// How a warp reads its fragments from an operand's shared tile.
+enum class mma_fragment_load : std::uint8_t {
+  ldmatrix,        // ldmatrix.sync.aligned.m8n8.x4.shared.b16: tile rows are M (or N), K contiguous
+  ldmatrix_trans,  // the same with .trans: tile rows are K, M (or N) contiguous
+  scalar,          // 32-bit shared loads, rounded by cvt.rna.tf32.f32 (TF32)
+};
+inline const char* to_string(mma_fragment_load f) {
+  return f == mma_fragment_load::ldmatrix         ? "ldmatrix.x4"
+         : f == mma_fragment_load::ldmatrix_trans ? "ldmatrix.x4.trans"
+                                                  : "32-bit loads + cvt.rna.tf32";
+}
+
+// One operand (A: rows of the product, B: its columns) and its shared tile: `rows` x `cols`
+// elements per stage, cols contiguous; element (r, c) lies at
+//   r * pitch + ((c / chunk) ^ ((r / swizzle_rows) % swizzle_chunks)) * chunk + c % chunk
+// (swizzle_chunks = 1: no swizzle, the rows padded instead: tile = (rows, cols):(pitch, 1)).
+struct mma_operand {
+  std::size_t input = 0, access = 0;  // the factor of f: access `access` of input `input`
+  scalar_type type = scalar_type::bf16;
+  std::size_t mn_dim = 0, k_dim = 0;  // the tile's dimensions: M (A) or N (B), and K
+  bool k_contiguous = true;           // rows are mn_dim, K contiguous; else rows are K
+  std::int64_t rows = 0, cols = 0, pitch = 0;
+  std::int64_t chunk = 8;  // elements per 16 bytes
+  std::int64_t swizzle_chunks = 1, swizzle_rows = 1;
+  layout tile;                    // (rows, cols):(pitch, 1) before the swizzle
+  std::int64_t offset_bytes = 0;  // stage 0 in the shared pool
+  std::int64_t stage_bytes = 0;   // from one stage's tile to the next
+  // The copy global -> tile: cp.async of 16-byte chunks with zero-fill (src-size 0..16: tile
+  // edges read as zeros), when the contiguous index has coefficient 1 in the flat access and
+  // every chunk starts 16-byte aligned; else element loads through registers (also zero past
+  // the edges).
+  bool async_copy = false;
+  std::int64_t copies_per_thread = 0;  // chunks (async) or elements, rounded up
+  std::vector<std::int64_t> coeff;     // the flat access: offset = sum_d coeff[d] * e_d + constant
+  std::int64_t constant = 0;
+  mma_fragment_load load = mma_fragment_load::ldmatrix;
+  friend bool operator==(const mma_operand&, const mma_operand&) = default;
+};
+
+// A write of the epilogue: access `access` of the output, as a flat affine offset.
+struct mma_write {
+  std::size_t access = 0;
+  std::vector<std::int64_t> coeff;
+  std::int64_t constant = 0;
+  friend bool operator==(const mma_write&, const mma_write&) = default;
+};
+
+struct mma_plan {
+  bool on = false;
+  mma_instruction instruction = mma_instruction::m16n8k16_bf16;
+  std::int64_t inst_m = 16, inst_n = 8, inst_k = 16;
+  std::size_t m_dim = 0, n_dim = 0, k_dim = 0;
+  std::int64_t size_m = 1, size_n = 1, size_k = 1;
+  std::int64_t warps_m = 1, warps_n = 1, warp_m = 16, warp_n = 16;
+  std::int64_t frags_m = 1, frags_n = 2;  // instruction tiles per warp along M and N
+  std::int64_t block_m = 16, block_n = 16, block_k = 16;
+  std::int64_t stages = 2;
+  // The ++ dimensions other than M and N, one block each, folded row-major into grid.z; the pw
+  // dimensions other than K, walked around the K tiles: step s = (outer_k..., K tile).
+  std::vector<std::size_t> grid_dims, outer_k_dims;
+  std::int64_t k_tiles = 1, steps = 1;
+  mma_operand a, b;
+  scalar_type out_type = scalar_type::f32;
+  std::vector<mma_write> writes;
+  // The epilogue: guards only where the size does not divide into block tiles; pair_store: the
+  // two adjacent columns of an accumulator pair stored as one 4-byte (16-bit types) or 8-byte
+  // (f32) word, where every write has coefficient 1 along N, even offsets, and N is even.
+  bool guard_m = true, guard_n = true, pair_store = false;
+  friend bool operator==(const mma_plan&, const mma_plan&) = default;
+};
+
+inline std::string to_string(const mma_plan& m, const std::vector<std::string>& dim_names) {
+  std::ostringstream os;
+  os << "tensor cores: " << mma_ptx(m.instruction) << "\n  M=" << dim_names[m.m_dim] << " ("
+     << m.size_m << ") N=" << dim_names[m.n_dim] << " (" << m.size_n << ") K=" << dim_names[m.k_dim]
+     << " (" << m.size_k << ")";
+  auto list = [&](const std::vector<std::size_t>& v) {
+    std::string s;
+    for (auto d : v) s += (s.empty() ? "" : ",") + dim_names[d];
+    return s.empty() ? std::string("-") : s;
+  };
+  os << " grid.z over [" << list(m.grid_dims) << "], K steps also over [" << list(m.outer_k_dims)
+     << "]\n  block tile " << m.block_m << "x" << m.block_n << "x" << m.block_k << ", " << m.warps_m
+     << "x" << m.warps_n << " warps of " << m.warp_m << "x" << m.warp_n << " (" << m.frags_m << "x"
+     << m.frags_n << " instructions), " << m.stages << " stages, " << m.steps << " steps ("
+     << m.k_tiles << " K tiles)\n";
+  for (const mma_operand* o : {&m.a, &m.b}) {
+    os << "  " << (o == &m.a ? "A" : "B") << ": input " << o->input << " access " << o->access
+       << " tile " << o->rows << "x" << o->cols << " ("
+       << dim_names[o->k_contiguous ? o->mn_dim : o->k_dim] << " rows, "
+       << dim_names[o->k_contiguous ? o->k_dim : o->mn_dim] << " contiguous) pitch " << o->pitch;
+    if (o->swizzle_chunks > 1)
+      os << " xor-swizzled (chunk ^ (row / " << o->swizzle_rows << ") % " << o->swizzle_chunks
+         << ")";
+    else
+      os << " layout " << to_string(o->tile);
+    os << " at byte " << o->offset_bytes << " (+" << o->stage_bytes << " per stage), "
+       << (o->async_copy ? "cp.async 16-byte chunks with zero-fill" : "element copies") << " ("
+       << o->copies_per_thread << " per thread), fragments by " << to_string(o->load) << "\n";
+  }
+  os << "  epilogue: f32 accumulators -> " << short_name(m.out_type) << ", " << m.writes.size()
+     << " write(s) through the out_view" << (m.pair_store ? " in column pairs" : "")
+     << (m.guard_m || m.guard_n ? ", guarded" : ", unguarded (whole tiles)") << "\n";
+  return os.str();
+}
+
+}  // namespace mdh::lower

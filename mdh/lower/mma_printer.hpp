@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+// Prints the main kernel of a tensor-core plan (mma_plan, written by the mma_tiles pass in
+// mdh/lower/mma.hpp) as CUDA C++ with inline PTX: cp.async.cg.shared.global (+ commit_group /
+// wait_group), ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16, mma.sync.aligned.m16n8k16 /
+// m16n8k8. Every number and choice comes from the plan; the fragment layouts are those of the
+// PTX ISA ("Matrix Fragments for mma.m16n8k16 / mma.m16n8k8"): with g = lane / 4, t = lane % 4,
+//   A (16 x K): register pair j holds rows g (+8 for j odd), columns 2t, 2t+1 (+8 for j >= 2);
+//               TF32: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+//   B (K x 8):  register j holds rows 2t, 2t+1 (+8 for j = 1), column g; TF32: (t, g), (t+4, g)
+//   C (16 x 8): c0, c1 at row g, columns 2t, 2t+1; c2, c3 the same at row g+8.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <mdh/lower/c_printer.hpp>
+#include <mdh/lower/conversions.hpp>
+#include <mdh/lower/kernel_plan.hpp>
+
+namespace mdh::lower {
+
+namespace detail {
+
+class mma_printer {
+ public:
+  mma_printer(const kernel_plan& p, const c_dialect& d) : p_(p), m_(p.mma), d_(d) {}
+
+  std::string print(const kernel& k) {
+    const std::string T = num(p_.threads);
+    out_.line("// Main kernel (tensor cores, " + mma_ptx(m_.instruction) + "): " + num(p_.blocks) +
+              " blocks of " + T + " threads.");
+    std::string params;
+    for (auto& g : p_.inputs)
+      params += (params.empty() ? "" : ", ") + d_.global_param(g.type, true, true) + " " + g.name;
+    for (auto& g : p_.outputs) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
+    out_.line(d_.kernel_head(p_, k) + k.name + "(" + params + ") {");
+    out_.line(d_.shared_pool(p_.shared_bytes));
+    out_.line("const int tid = " + d_.thread_id(0) + ";");
+    out_.line("const int lane = tid & 31, warp = tid >> 5;");
+    out_.line(
+        "const int g = lane >> 2, t = lane & 3;  // the fragments' group and thread in group");
+    out_.line("const int wm = warp / " + num(m_.warps_n) + ", wn = warp % " + num(m_.warps_n) +
+              ";  // the warp's tile along M and N");
+    out_.line("const idx_t m_blk = (idx_t)" + d_.block_id(1) + " * " + num(m_.block_m) +
+              ", n_blk = (idx_t)" + d_.block_id(0) + " * " + num(m_.block_n) + ";");
+    decode("(idx_t)" + d_.block_id(2), m_.grid_dims, "the other ++ dimensions, one per block");
+    out_.line("unsigned smem_base;  // the shared pool as a 32-bit shared-window address");
+    out_.line(
+        "asm(\"{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }\" : \"=r\"(smem_base) "
+        ": \"l\"(mdh_smem));");
+    out_.line("float acc[" + num(m_.frags_m) + "][" + num(m_.frags_n) + "][4];");
+    loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
+         "; ++i) (&acc[0][0][0])[i] = 0.0f;");
+    print_load_step();
+    out_.line("// prologue: the first stages - 1 steps in flight");
+    loop("for (int s = 0; s < " + num(m_.stages - 1) + "; ++s) {");
+    out_.line("if (s < " + num(m_.steps) + ") load_step(s, s);");
+    out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+    out_.line("}");
+    out_.line("for (int step = 0; step < " + num(m_.steps) + "; ++step) {");
+    out_.line("asm volatile(\"cp.async.wait_group " + num(m_.stages - 2) +
+              ";\\n\" ::: \"memory\");  // step's copies have landed");
+    out_.line(d_.barrier() + "  // ... for every thread, and step - 1's buffer is free");
+    out_.line("{");
+    out_.line("const int next = step + " + num(m_.stages - 1) + ";");
+    out_.line("if (next < " + num(m_.steps) + ") load_step(next, next % " + num(m_.stages) + ");");
+    out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+    out_.line("}");
+    out_.line("const int slot = step % " + num(m_.stages) + ";");
+    print_compute();
+    out_.line("}");
+    print_epilogue();
+    out_.line("}");
+    return out_.str();
+  }
+
+ private:
+  const kernel_plan& p_;
+  const mma_plan& m_;
+  const c_dialect& d_;
+  source out_;
+
+  static std::string num(std::int64_t v) { return std::to_string(v); }
+  // An unrolled loop's head (the dialect's pragma on its own line).
+  void loop(const std::string& head) {
+    if (!d_.unroll().empty()) out_.line(d_.unroll());
+    out_.line(head);
+  }
+  static std::string ev(std::size_t d) { return "e" + std::to_string(d); }
+
+  // const idx_t e<d> = ... for `dims` from the linear index `id` (row-major, the last fastest).
+  void decode(const std::string& id, const std::vector<std::size_t>& dims,
+              const std::string& what) {
+    if (dims.empty()) return;
+    out_.line("// " + what);
+    std::int64_t w = 1;
+    std::vector<std::int64_t> W(dims.size());
+    for (std::size_t j = dims.size(); j-- > 0;) W[j] = w, w *= p_.sizes[dims[j]];
+    for (std::size_t j = 0; j < dims.size(); ++j)
+      out_.line("const idx_t " + ev(dims[j]) + " = (" + id + " / " + num(W[j]) + ") % " +
+                num(p_.sizes[dims[j]]) + ";");
+  }
+
+  static std::string affine(const std::vector<std::int64_t>& coeff, std::int64_t constant) {
+    std::string s;
+    for (std::size_t d = 0; d < coeff.size(); ++d) {
+      if (coeff[d] == 0) continue;
+      if (!s.empty()) s += " + ";
+      s += coeff[d] == 1 ? ev(d) : num(coeff[d]) + " * " + ev(d);
+    }
+    if (constant != 0 || s.empty()) s += (s.empty() ? "" : " + ") + num(constant);
+    return s;
+  }
+
+  // The element offset of tile element (r, c) of operand o (mma_operand's layout).
+  // `phase`: an expression equal to r modulo 8 (the swizzle repeats every 8 rows), simpler
+  // for the compiler than r itself where r's other terms are multiples of 8.
+  static std::string tile_offset(const mma_operand& o, const std::string& r, const std::string& c,
+                                 const std::string& phase = "") {
+    if (o.swizzle_chunks == 1) return "(" + r + ") * " + num(o.pitch) + " + (" + c + ")";
+    const std::string ph = phase.empty() ? r : phase;
+    return "(" + r + ") * " + num(o.pitch) + " + ((((" + c + ") / " + num(o.chunk) + ") ^ (((" +
+           ph + ") / " + num(o.swizzle_rows) + ") % " + num(o.swizzle_chunks) + ")) * " +
+           num(o.chunk) + ") + (" + c + ") % " + num(o.chunk);
+  }
+
+  // load_step(step, slot): the tiles of both operands for `step` into buffer `slot`.
+  void print_load_step() {
+    out_.line("// the copies of one step's tiles into a buffer: cp.async 16-byte chunks or");
+    out_.line("// elements, zero past the edges");
+    out_.line("auto load_step = [&](int step, int slot) {");
+    out_.line("const idx_t k_blk = (idx_t)(step % " + num(m_.k_tiles) + ") * " + num(m_.block_k) +
+              ";");
+    if (!m_.outer_k_dims.empty())
+      decode("(idx_t)(step / " + num(m_.k_tiles) + ")", m_.outer_k_dims,
+             "the other pw dimensions, around the K tiles");
+    print_copy(m_.a, "m_blk", m_.size_m, p_.inputs[m_.a.input].name);
+    print_copy(m_.b, "n_blk", m_.size_n, p_.inputs[m_.b.input].name);
+    out_.line("};");
+  }
+
+  void print_copy(const mma_operand& o, const std::string& mn_blk, std::int64_t mn_size,
+                  const std::string& buf) {
+    const std::int64_t V = o.async_copy ? o.chunk : 1;
+    const std::int64_t per_row = o.cols / V, total = o.rows * per_row;
+    const std::int64_t elem = std::int64_t(size_of(o.type));
+    const std::string ty = d_.type(o.type);
+    const std::string mn = ev(o.mn_dim), k = ev(o.k_dim);
+    loop("for (int q = 0; q < " + num(o.copies_per_thread) + "; ++q) {");
+    out_.line("const int c = tid + q * " + num(p_.threads) + ";");
+    if (total % p_.threads != 0)
+      out_.line("if (c < " + num(total) + ") {");
+    else
+      out_.line("{");
+    out_.line("const int r = c / " + num(per_row) + ", col = (c % " + num(per_row) + ") * " +
+              num(V) + ";");
+    const std::string row_dim = o.k_contiguous ? mn : k, col_dim = o.k_contiguous ? k : mn;
+    const std::string row_blk = o.k_contiguous ? mn_blk : "k_blk",
+                      col_blk = o.k_contiguous ? "k_blk" : mn_blk;
+    const std::int64_t row_size = o.k_contiguous ? mn_size : m_.size_k,
+                       col_size = o.k_contiguous ? m_.size_k : mn_size;
+    out_.line("const idx_t " + row_dim + " = " + row_blk + " + r, " + col_dim + " = " + col_blk +
+              " + col;");
+    const std::string offset = affine(o.coeff, o.constant);
+    const std::string dst = tile_offset(o, "r", "col");
+    if (o.async_copy) {
+      out_.line("const idx_t left = " + row_dim + " < " + num(row_size) + " ? " + num(col_size) +
+                " - " + col_dim + " : 0;");
+      out_.line("const int bytes = left <= 0 ? 0 : left >= " + num(V) + " ? 16 : (int)left * " +
+                num(elem) + ";");
+      out_.line("const " + ty + "* src = " + buf + " + (bytes > 0 ? " + offset + " : 0);");
+      out_.line("const unsigned dst = smem_base + " + num(o.offset_bytes) + " + slot * " +
+                num(o.stage_bytes) + " + (" + dst + ") * " + num(elem) + ";");
+      out_.line(
+          "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), "
+          "\"l\"(src), \"r\"(bytes) : \"memory\");");
+    } else {
+      out_.line("const " + ty + " v = " + row_dim + " < " + num(row_size) + " && " + col_dim +
+                " < " + num(col_size) + " ? " + buf + "[" + offset + "] : (" + ty + ")0;");
+      out_.line("((" + ty + "*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " +
+                num(o.stage_bytes) + "))[" + dst + "] = v;");
+    }
+    out_.line("}");
+    out_.line("}");
+  }
+
+  // ldmatrix.x4 of operand o: lane's row and column in the tile for 8x8 matrix j = lane / 8.
+  void ldmatrix(const mma_operand& o, const std::string& row, const std::string& col,
+                const std::string& regs) {
+    const std::string addr = "smem_base + " + num(o.offset_bytes) + " + slot * " +
+                             num(o.stage_bytes) + " + (" + tile_offset(o, row, col, "(lane & 7)") +
+                             ") * 2";
+    out_.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4" +
+              std::string(o.load == mma_fragment_load::ldmatrix_trans ? ".trans" : "") +
+              ".shared.b16 {%0, %1, %2, %3}, [%4];\\n\" : " + regs + " : \"r\"(" + addr + "));");
+  }
+
+  // A TF32 fragment element: the f32 at tile (row, col) rounded by cvt.rna.tf32.f32.
+  void tf32_load(const mma_operand& o, const std::string& reg, const std::string& row,
+                 const std::string& col) {
+    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + reg +
+              ") : \"f\"(((const float*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " +
+              num(o.stage_bytes) + "))[" + tile_offset(o, row, col) + "]));");
+  }
+
+  void print_compute() {
+    const bool tf32 = m_.instruction == mma_instruction::m16n8k8_tf32;
+    const std::string FM = num(m_.frags_m), FN = num(m_.frags_n);
+    loop("for (int kk = 0; kk < " + num(m_.block_k) + "; kk += " + num(m_.inst_k) + ") {");
+    out_.line("unsigned af[" + FM + "][4], bf[" + FN + "][2];");
+    // A: tile rows are M (K contiguous) or K
+    loop("for (int fm = 0; fm < " + FM + "; ++fm) {");
+    const std::string m0 = "wm * " + num(m_.warp_m) + " + fm * 16";
+    if (tf32) {
+      const mma_operand& a = m_.a;
+      auto at = [&](const std::string& reg, const std::string& mm, const std::string& kx) {
+        a.k_contiguous ? tf32_load(a, reg, m0 + " + " + mm, "kk + " + kx)
+                       : tf32_load(a, reg, "kk + " + kx, m0 + " + " + mm);
+      };
+      at("af[fm][0]", "g", "t"), at("af[fm][1]", "g + 8", "t");
+      at("af[fm][2]", "g", "t + 4"), at("af[fm][3]", "g + 8", "t + 4");
+    } else {
+      const std::string regs =
+          "\"=r\"(af[fm][0]), \"=r\"(af[fm][1]), \"=r\"(af[fm][2]), \"=r\"(af[fm][3])";
+      if (m_.a.k_contiguous)  // matrices (rows 0-7 | 8-15) x (cols 0-7 | 8-15), rows fastest
+        ldmatrix(m_.a, m0 + " + (lane & 15)", "kk + (lane >> 4) * 8", regs);
+      else  // stored K x M: matrix j at k + (j / 2) * 8, m + (j % 2) * 8, transposed on load
+        ldmatrix(m_.a, "kk + (lane & 7) + (lane >> 4) * 8", m0 + " + ((lane >> 3) & 1) * 8", regs);
+    }
+    out_.line("}");
+    // B: tile rows are N (K contiguous) or K; one ldmatrix.x4 covers two n8 fragments
+    if (tf32) {
+      const mma_operand& b = m_.b;
+      loop("for (int fn = 0; fn < " + FN + "; ++fn) {");
+      const std::string n0 = "wn * " + num(m_.warp_n) + " + fn * 8 + g";
+      auto at = [&](const std::string& reg, const std::string& kx) {
+        b.k_contiguous ? tf32_load(b, reg, n0, "kk + " + kx) : tf32_load(b, reg, "kk + " + kx, n0);
+      };
+      at("bf[fn][0]", "t"), at("bf[fn][1]", "t + 4");
+      out_.line("}");
+    } else {
+      loop("for (int fp = 0; fp < " + num(m_.frags_n / 2) + "; ++fp) {");
+      const std::string n0 = "wn * " + num(m_.warp_n) + " + fp * 16";
+      const std::string regs =
+          "\"=r\"(bf[2 * fp][0]), \"=r\"(bf[2 * fp][1]), \"=r\"(bf[2 * fp + 1][0]), "
+          "\"=r\"(bf[2 * fp + 1][1])";
+      if (m_.b.k_contiguous)  // matrix j: n + (j / 2) * 8, k + (j % 2) * 8
+        ldmatrix(m_.b, n0 + " + (lane & 7) + (lane >> 4) * 8", "kk + ((lane >> 3) & 1) * 8", regs);
+      else  // stored K x N, transposed on load
+        ldmatrix(m_.b, "kk + (lane & 7) + ((lane >> 3) & 1) * 8", n0 + " + (lane >> 4) * 8", regs);
+      out_.line("}");
+    }
+    loop("for (int fm = 0; fm < " + FM + "; ++fm)");
+    loop("for (int fn = 0; fn < " + FN + "; ++fn)");
+    out_.line("  asm volatile(\"" + mma_ptx(m_.instruction) +
+              " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\" : "
+              "\"+f\"(acc[fm][fn][0]), "
+              "\"+f\"(acc[fm][fn][1]), \"+f\"(acc[fm][fn][2]), \"+f\"(acc[fm][fn][3]) : "
+              "\"r\"(af[fm][0]), "
+              "\"r\"(af[fm][1]), \"r\"(af[fm][2]), \"r\"(af[fm][3]), \"r\"(bf[fn][0]), "
+              "\"r\"(bf[fn][1]));");
+    out_.line("}");
+  }
+
+  void print_epilogue() {
+    out_.line("// epilogue: accumulators -> " + std::string(short_name(m_.out_type)) +
+              ", through the out_view" +
+              (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));
+    const std::int64_t step = m_.pair_store ? 2 : 1;
+    loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
+    loop("for (int fn = 0; fn < " + num(m_.frags_n) + "; ++fn)");
+    loop("for (int i = 0; i < 4; i += " + num(step) + ") {");
+    const std::string em = ev(m_.m_dim), en = ev(m_.n_dim);
+    out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
+              " + fm * 16 + g + (i >> 1) * 8;");
+    out_.line("const idx_t " + en + " = n_blk + wn * " + num(m_.warp_n) +
+              " + fn * 8 + 2 * t + (i & 1);");
+    std::string guard;
+    if (m_.guard_m) guard = em + " < " + num(m_.size_m);
+    if (m_.guard_n) guard += (guard.empty() ? "" : " && ") + en + " < " + num(m_.size_n);
+    out_.line(guard.empty() ? "{" : "if (" + guard + ") {");
+    const global_buffer& o = p_.outputs[0];
+    const std::string ty = d_.type(m_.out_type);
+    auto value = [&](const std::string& i) {
+      return convert_expr("acc[fm][fn][" + i + "]", scalar_type::f32, m_.out_type, ty);
+    };
+    for (auto& w : m_.writes) {
+      const std::string at = o.name + "[" + affine(w.coeff, w.constant) + "]";
+      if (!m_.pair_store)
+        out_.line(at + " = " + value("i") + ";");
+      else if (m_.out_type == scalar_type::f32)
+        out_.line("*(float2*)&" + at + " = make_float2(" + value("i") + ", " + value("i + 1") +
+                  ");");
+      else
+        out_.line("*(unsigned*)&" + at + " = (unsigned)" + value("i") + " | ((unsigned)" +
+                  value("i + 1") + " << 16);");
+    }
+    out_.line("}");
+    out_.line("}");
+  }
+};
+
+}  // namespace detail
+
+// The main kernel of a tensor-core plan (p.mma.on) in dialect d (CUDA: the rules keep mma off
+// elsewhere).
+inline std::string print_mma_kernel(const kernel_plan& p, const c_dialect& d, const kernel& k) {
+  return detail::mma_printer(p, d).print(k);
+}
+
+}  // namespace mdh::lower

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// The contractions the tensor-core tests share (NVRTC compiles, GPU runs): a matmul, a batched
+// matmul with B transposed, a transposed matmul (A stored K x M, C written transposed), a
+// convolution as an implicit GEMM (mcc, NHWC) and a TCCG tensor contraction, each in bf16, f16
+// and TF32-read f32, at sizes that leave partial tiles everywhere.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <expressions/all.hpp>
+
+namespace mdh::test {
+
+template <class T, class Visit>
+void for_each_mma_case_of(const std::string& type, Visit&& visit) {
+  using sz = std::vector<std::int64_t>;
+  auto v = [&](std::string_view name, auto op, const sz& s) {
+    if constexpr (std::is_same_v<T, float>)
+      visit(type + " " + std::string(name), op.with_precision(ir::precision::tf32), s);
+    else
+      visit(type + " " + std::string(name), op, s);
+  };
+  v("matmul", ops::matmul<T>(), sz{97, 101, 77});
+  v("batch_matmul_nt", ops::batch_matmul<T, false, true>(), sz{2, 3, 33, 40, 72});
+  v("matmul_t", ops::matmul_t<T>(), sz{45, 70, 49});
+  v("mcc", ops::mcc<T>(), sz{2, 5, 7, 24, 3, 3, 16});
+  v("tccg_abcd_aebf_dfce", ops::tccg_abcd_aebf_dfce<T>(), sz{6, 5, 7, 9, 8, 10});
+}
+
+// visit(name, computation, sizes) for every case in bf16, f16 and TF32.
+template <class Visit>
+void for_each_mma_case(Visit&& visit) {
+  for_each_mma_case_of<bf16>("bf16", visit);
+  for_each_mma_case_of<f16>("f16", visit);
+  for_each_mma_case_of<float>("tf32", visit);
+}
+
+}  // namespace mdh::test

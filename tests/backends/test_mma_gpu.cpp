@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// On a GPU (label gpu; exits 77, skipped, without one): random valid tensor-core configurations
+// (mma = 1) of every case of mma_cases.hpp (bf16, f16, TF32; matmul, batched with B transposed,
+// transposed, convolution as implicit GEMM, TCCG), and matmuls at odd sizes (997 x 1009 x 769:
+// partial tiles and unaligned rows everywhere) and at a BERT size, match mdh::reference within
+// mdh::tuning::tolerance. A failure prints the configuration as JSON (a parameter file's
+// "config"), the plan, and the first elements off by more than the tolerance allows.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <backends/cuda/program.hpp>
+#include <mdh/lower/random_config.hpp>
+
+#include "mma_cases.hpp"
+#include "types_cases.hpp"
+
+using namespace mdh;
+
+namespace {
+cuda::device& dev() {
+  static cuda::device d(0);
+  return d;
+}
+
+template <class T>
+std::string first_mismatches(const T* got, const T* want, std::int64_t n, double tol) {
+  double ref2 = 0;
+  for (std::int64_t k = 0; k < n; ++k) ref2 += double(want[k]) * double(want[k]);
+  const double rms = std::sqrt(ref2 / double(std::max<std::int64_t>(n, 1)));
+  std::ostringstream os;
+  int shown = 0;
+  for (std::int64_t k = 0; k < n && shown < 5; ++k) {
+    const double g = double(got[k]), w = double(want[k]);
+    if (!(std::abs(g - w) <= 8 * tol * std::max(rms, std::abs(w)))) {
+      os << "\n  element " << k << ": got " << g << ", want " << w;
+      ++shown;
+    }
+  }
+  return shown ? os.str() : "\n  (no single element far off: the error is spread)";
+}
+
+std::string mismatches(const host_buffer& got, const host_buffer& want, double tol) {
+  const std::int64_t n = std::int64_t(element_count(want.shape()));
+  switch (want.type()) {
+    case scalar_type::bf16:
+      return first_mismatches(static_cast<const bf16*>(got.data()),
+                              static_cast<const bf16*>(want.data()), n, tol);
+    case scalar_type::f16:
+      return first_mismatches(static_cast<const f16*>(got.data()),
+                              static_cast<const f16*>(want.data()), n, tol);
+    default:
+      return first_mismatches(static_cast<const float*>(got.data()),
+                              static_cast<const float*>(want.data()), n, tol);
+  }
+}
+
+// Runs the plan on NaN-poisoned outputs; "" when it matches the reference, else the whole story.
+std::string run_and_explain(const lower::kernel_plan& plan, const test::case_data& d,
+                            std::int64_t L) {
+  std::vector<host_buffer> got;
+  for (auto& w : d.want) {
+    got.emplace_back(w.type(), w.shape());
+    std::memset(got.back().data(), 0xff, got.back().bytes());
+  }
+  std::vector<buffer_ref> in = d.in_refs(), out(got.begin(), got.end());
+  cuda::program(dev(), plan).run(in, out);
+  auto msg = tuning::compare(got[0], d.want[0], L);
+  if (msg.empty()) return "";
+  nlohmann::json j = plan.cfg;
+  return plan.name + ": " + msg + " (tolerance " +
+         std::to_string(tuning::tolerance(d.want[0].type(), L)) + ")\n  config " + j.dump() +
+         mismatches(got[0], d.want[0], tuning::tolerance(d.want[0].type(), L)) + "\n" +
+         lower::to_string(plan);
+}
+
+bool gpu_or_skip() {
+  if (!cuda::device_available()) {
+    std::cerr << "no CUDA device: skipping the GPU tests\n";
+    std::exit(77);
+  }
+  return true;
+}
+}  // namespace
+
+// The first thing to run on a new GPU: one fixed configuration, 256^3 bf16, 128x128x32 block
+// tiles of 2x2 warps, 3 cp.async stages, swizzled tiles.
+TEST_CASE("CUDA: one MMA bf16 matmul at 256^3") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  auto op = ops::matmul<bf16>();
+  std::vector<std::int64_t> s{256, 256, 256};
+  auto c = lower::default_config(op.ir(), s);
+  c.mma.on = 1, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.warps_m = 2, c.mma.warps_n = 2;
+  c.mma.tile_m = 64, c.mma.tile_n = 64, c.mma.tile_k = 32, c.mma.stages = 3, c.mma.swizzle = 1;
+  auto plan = lower::lower(op.ir(), s, c, lim);
+  auto d = test::make_case_data(op, s, 1);
+  auto msg = run_and_explain(plan, d, 256);
+  REQUIRE_MESSAGE(msg.empty(), msg);
+  c.mma.swizzle = 0;  // padded rows
+  msg = run_and_explain(lower::lower(op.ir(), s, c, lim), d, 256);
+  REQUIRE_MESSAGE(msg.empty(), msg);
+}
+
+TEST_CASE("CUDA: random MMA configurations of every contraction and type match the reference") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  int total = 0;
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    INFO(name);
+    const auto& x = op.ir();
+    std::mt19937_64 rng(std::hash<std::string>{}(name));
+    auto d = test::make_case_data(op, sizes, 23);
+    const std::int64_t L = tuning::reduction_length(x, sizes);
+    for (int k = 0; k < 12; ++k) {
+      auto plan = lower::lower(x, sizes, lower::random_mma_config(x, sizes, lim, rng), lim);
+      auto msg = run_and_explain(plan, d, L);
+      REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
+      ++total;
+    }
+  });
+  MESSAGE(total, " MMA kernels checked on the GPU");
+  CHECK(total == 180);
+}
+
+TEST_CASE("CUDA: MMA matmuls at odd and BERT sizes match the reference") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  std::mt19937_64 rng(11);
+  auto check = [&](const auto& op, std::vector<std::int64_t> s, int configs) {
+    auto d = test::make_case_data(op, s, 5);
+    for (int k = 0; k < configs; ++k) {
+      auto plan = lower::lower(op.ir(), s, lower::random_mma_config(op.ir(), s, lim, rng), lim);
+      auto msg = run_and_explain(plan, d, s[2]);
+      REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", msg);
+    }
+  };
+  for (std::vector<std::int64_t> s :
+       {std::vector<std::int64_t>{997, 1009, 769}, std::vector<std::int64_t>{384, 768, 768}}) {
+    check(ops::matmul<bf16>(), s, 4);
+    check(ops::matmul<f16>(), s, 4);
+    check(ops::matmul<float>().with_precision(ir::precision::tf32), s, 4);
+    check(test::matmul_bf16_to_f32(), s, 2);
+  }
+}

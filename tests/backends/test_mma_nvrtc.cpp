@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// Without a GPU: the tensor-core path (mma = 1). Contraction recognition and its reasons, the
+// rules and their messages, the configuration's names round-tripping through maps, JSON and
+// text, the plan's decisions (ldmatrix.trans where a tile's contiguous index is not K, cp.async
+// only where chunks are aligned), and NVRTC compiling random valid MMA configurations of every
+// case of mma_cases.hpp for sm_90 and sm_80.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <backends/cuda/program.hpp>
+#include <mdh/ir/contraction.hpp>
+#include <mdh/lower/random_config.hpp>
+#include <tuning/start_configurations.hpp>
+
+#include "mma_cases.hpp"
+
+using namespace mdh;
+
+namespace {
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+std::string error_of(const auto& f) {
+  try {
+    f();
+  } catch (const error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("contractions are recognised with the role of every dimension, or why not") {
+  using R = ir::contraction_role;
+  auto mm = ir::recognize_contraction(ops::matmul<bf16>().ir());
+  REQUIRE(mm);
+  CHECK(mm.value->roles == std::vector<R>{R::m, R::n, R::k});
+  auto bmm = ir::recognize_contraction(ops::batch_matmul<bf16, false, true>().ir());
+  REQUIRE(bmm);
+  CHECK(bmm.value->roles == std::vector<R>{R::batch, R::batch, R::m, R::n, R::k});
+  auto conv = ir::recognize_contraction(ops::mcc<bf16>().ir());  // n p q k r s c
+  REQUIRE(conv);
+  CHECK(conv.value->roles == std::vector<R>{R::m, R::m, R::m, R::n, R::k, R::k, R::k});
+  auto tccg = ir::recognize_contraction(ops::tccg_abcd_aebf_dfce<f16>().ir());
+  REQUIRE(tccg);
+  CHECK(tccg.value->roles == std::vector<R>{R::m, R::m, R::n, R::n, R::k, R::k});
+  CHECK(has(ir::recognize_contraction(ops::reduce<bf16>().ir()).why_not, "not a product"));
+  CHECK(has(ir::recognize_contraction(ops::scan<float>().ir()).why_not, "prefix sum"));
+  CHECK(has(ir::recognize_contraction(ops::multiply<bf16>().ir()).why_not, "no pw(add)"));
+  // a product of bf16 factors that are not one type / fp32 without TF32
+  CHECK(has(lower::mma_supported(ops::matmul<float>().ir()).why_not, "IEEE precision"));
+  CHECK(lower::mma_supported(ops::matmul<float>().with_precision(ir::precision::tf32).ir()));
+  CHECK(has(lower::mma_supported(ops::matvec<bf16>().ir()).why_not, "N dimension"));
+}
+
+TEST_CASE("forcing mma on what has no tensor-core path says why, naming the rule") {
+  auto lim = lower::h200_limits();
+  std::vector<std::int64_t> s{64, 64, 64};
+  auto fp32 = ops::matmul<float>().ir();
+  auto c = lower::default_config(fp32, s);
+  c.mma.on = 1, c.mma.n = 1, c.mma.k = 2;
+  auto e = error_of([&] { lower::lower(fp32, s, c, lim); });
+  CHECK(has(e, "mma needs a contraction"));
+  CHECK(has(e, "IEEE precision"));
+  auto bf = ops::matmul<bf16>().ir();
+  auto b = lower::default_config(bf, s);
+  b.mma.on = 1, b.mma.m = 1, b.mma.n = 0, b.mma.k = 2;  // M and N swapped
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "dimension 'j' is N, not an M"));
+  b.mma.m = 0, b.mma.n = 1, b.mma.tile_k = 24;
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "mma_tile_k"));
+  b.mma.tile_k = 16;
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lower::named_limits("pocl-cpu")); }),
+            "mma needs a CUDA device"));
+  // mma = 0 with a stray mma_* parameter: not two names for one configuration
+  auto off = lower::default_config(bf, s);
+  off.mma.stages = 3;
+  CHECK(has(error_of([&] { lower::lower(bf, s, off, lim); }), "mma_stages"));
+}
+
+TEST_CASE("the mma parameters round-trip through maps, JSON and text; off they are absent") {
+  auto bf = ops::matmul<bf16>().ir();
+  std::vector<std::int64_t> s{128, 128, 64};
+  std::mt19937_64 rng(3);
+  auto c = lower::random_mma_config(bf, s, lower::h200_limits(), rng);
+  CHECK(c.mma.on == 1);
+  CHECK(lower::from_map(lower::to_map(c), 3, 2) == c);
+  nlohmann::json j = c;
+  CHECK(j.contains("mma_stages"));
+  CHECK(lower::config_from_json(j, bf) == c);
+  CHECK(lower::config_from_string(lower::to_string(c), bf) == c);
+  auto d = lower::default_config(bf, s);
+  CHECK(!lower::to_map(d).count("mma"));
+  CHECK(!has(lower::to_string(d), "mma"));
+}
+
+TEST_CASE(
+    "the plan reads transposed tiles with ldmatrix.trans and copies aligned chunks by cp.async") {
+  auto lim = lower::h200_limits();
+  auto plan_of = [&](const ir::computation& x, std::vector<std::int64_t> s, lower::mma_config m) {
+    auto c = lower::default_config(x, s);
+    c.mma = m;
+    return lower::lower(x, s, c, lim);
+  };
+  lower::mma_config m;
+  m.on = 1, m.m = 0, m.n = 1, m.k = 2, m.warps_m = 2, m.warps_n = 2, m.tile_m = 64, m.tile_n = 64;
+  m.tile_k = 32, m.stages = 3;
+  // C = A B: A is K-contiguous (ldmatrix), B is N-contiguous (ldmatrix.trans)
+  auto p = plan_of(ops::matmul<bf16>().ir(), {256, 256, 256}, m);
+  CHECK(p.mma.a.load == lower::mma_fragment_load::ldmatrix);
+  CHECK(p.mma.b.load == lower::mma_fragment_load::ldmatrix_trans);
+  CHECK(p.mma.a.async_copy);
+  CHECK(p.mma.b.async_copy);
+  CHECK(p.mma.block_m == 128);
+  CHECK(main_kernel(p).launch.grid[0] == 2);
+  CHECK(p.shared_bytes == 3 * (128 * 40 * 2 + 32 * 136 * 2));
+  std::string src = cuda::emit(p);
+  CHECK(has(src, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"));
+  CHECK(has(src, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"));
+  CHECK(has(src, "cp.async.cg.shared.global"));
+  CHECK(has(src, "cp.async.wait_group 1;"));
+  // matmul_t: A(k, i) is M-contiguous (trans), B(j, k) K-contiguous
+  auto t = plan_of(ops::matmul_t<bf16>().ir(), {256, 256, 256}, m);
+  CHECK(t.mma.a.load == lower::mma_fragment_load::ldmatrix_trans);
+  CHECK(t.mma.b.load == lower::mma_fragment_load::ldmatrix);
+  // an odd leading dimension (769 elements) breaks 16-byte alignment: element copies
+  auto odd = plan_of(ops::matmul<bf16>().ir(), {997, 1009, 769}, m);
+  CHECK(!odd.mma.a.async_copy);
+  CHECK(!odd.mma.b.async_copy);
+  // TF32: m16n8k8, 32-bit loads rounded by cvt.rna
+  auto tf =
+      plan_of(ops::matmul<float>().with_precision(ir::precision::tf32).ir(), {256, 256, 256}, m);
+  CHECK(tf.mma.a.load == lower::mma_fragment_load::scalar);
+  CHECK(has(cuda::emit(tf), "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+  CHECK(has(cuda::emit(tf), "cvt.rna.tf32.f32"));
+  // the XOR swizzle: 32 K elements = 4 chunks per row, XOR with (row / 2) % 4, no padding
+  m.swizzle = 1;
+  auto sw = plan_of(ops::matmul<f16>().ir(), {256, 256, 256}, m);
+  CHECK(sw.mma.a.swizzle_chunks == 4);
+  CHECK(sw.mma.a.swizzle_rows == 2);
+  CHECK(sw.mma.a.pitch == 32);
+  CHECK(has(cuda::emit(sw), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+  // conv as implicit GEMM: M = q, N = k, K = c; n, p in grid.z; r, s around the K tiles
+  lower::mma_config mc = m;
+  mc.m = 2, mc.n = 3, mc.k = 6, mc.swizzle = 0;
+  auto cv = plan_of(ops::mcc<bf16>().ir(), {2, 8, 30, 64, 3, 3, 64}, mc);
+  CHECK(cv.mma.grid_dims == std::vector<std::size_t>{0, 1});
+  CHECK(cv.mma.outer_k_dims == std::vector<std::size_t>{4, 5});
+  CHECK(cv.mma.steps == 9 * 2);
+  CHECK(cv.mma.a.async_copy);
+}
+
+TEST_CASE("NVRTC compiles random valid MMA configurations of every case for sm_90 and sm_80") {
+  auto lim = lower::h200_limits();
+  cuda::module_cache cache("");  // memory only: every plan really goes through NVRTC
+  int total = 0;
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    INFO(name);
+    const auto& x = op.ir();
+    std::mt19937_64 rng(std::hash<std::string>{}(name));
+    for (int k = 0; k < 4; ++k) {
+      auto cfg = lower::random_mma_config(x, sizes, lim, rng);
+      auto plan = lower::lower(x, sizes, cfg, lim);
+      INFO(lower::to_string(plan));
+      CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+      if (k == 0) CHECK(!cuda::compile(plan, "sm_80", cache)->cubin.empty());
+      ++total;
+    }
+  });
+  MESSAGE(total, " MMA kernels compiled by NVRTC");
+  CHECK(total == 60);
+}
+
+TEST_CASE("the tuner's space offers MMA points for bf16/f16/TF32 contractions on CUDA only") {
+  auto h200 = lower::h200_limits();
+  std::vector<std::int64_t> s{512, 768, 384};
+  auto bf = ops::matmul<bf16>().ir();
+  auto names = [](const std::vector<atf::tp>& ps) {
+    std::set<std::string> n;
+    for (auto& p : ps) n.insert(p.name());
+    return n;
+  };
+  CHECK(names(tuning::make_parameters(bf, s, h200)).count("mma_stages"));
+  // unchanged where there is no tensor-core path: fp32 read as IEEE, or OpenCL
+  CHECK(!names(tuning::make_parameters(ops::matmul<float>().ir(), s, h200)).count("mma"));
+  CHECK(!names(tuning::make_parameters(bf, s, lower::named_limits("pocl-cpu"))).count("mma"));
+  auto space = tuning::make_search_space(bf, s, h200);
+  // the MMA starts come first and are points of the space; to_config gives them back
+  auto starts = tuning::start_configurations(bf, s, h200);
+  REQUIRE(!starts.empty());
+  CHECK(starts.front().mma.on == 1);
+  int mma_starts = 0;
+  for (auto& c : starts) {
+    auto a = tuning::to_space_configuration(c, bf, s, h200);
+    REQUIRE(space.find(a).has_value());
+    CHECK(tuning::to_config(a, bf, s) == c);
+    mma_starts += c.mma.on == 1;
+  }
+  CHECK(mma_starts >= 4);
+  // random points of the space: some use the tensor cores, and every one lowers
+  std::mt19937_64 rng(5);
+  int on = 0;
+  for (int k = 0; k < 40; ++k) {
+    auto a = space.random_point(rng);
+    auto c = tuning::to_config(space.to_configuration(a), bf, s);
+    on += c.mma.on == 1;
+    try {
+      lower::lower(bf, s, c, h200);
+    } catch (const error& e) {  // plan rules (shared memory, grid) are the tuner's invalid points
+      CHECK(has(e.what(), "configuration violates"));
+    }
+  }
+  CHECK(on > 0);
+}
