@@ -60,16 +60,19 @@ inline void check_plan(const kernel_plan& p) {
   const auto& l = main_kernel(p).launch;
   for (int a = 0; a < 3; ++a) {
     if (l.block[a] > limits.max_block[a])
-      violated("thr_map_*", std::string("block.") + axis[a] + " <= " + v(limits.max_block[a]),
+      violated(p.mma.on ? "mma_warps_*" : "thr_map_*",
+               std::string("block.") + axis[a] + " <= " + v(limits.max_block[a]),
                v(l.block[a]) + " threads on " + axis[a]);
     if (l.grid[a] > limits.max_grid[a])
-      violated("blk_map_*", std::string("grid.") + axis[a] + " <= " + v(limits.max_grid[a]),
+      violated(p.mma.on ? "mma_tile_*" : "blk_map_*",
+               std::string("grid.") + axis[a] + " <= " + v(limits.max_grid[a]),
                v(l.grid[a]) + " blocks on " + axis[a]);
   }
   // The last-block combine adds a static int (the "am I last" flag) next to the pool.
   const std::int64_t flag_bytes = p.blk_combine == block_combine_kind::last_block ? 4 : 0;
   if (p.shared_bytes + flag_bytes > limits.shared_per_block_optin)
-    violated("t_sm_*/cache_*", "shared memory <= " + v(limits.shared_per_block_optin) + " bytes",
+    violated(p.mma.on ? "mma_stages/mma_tile_*" : "t_sm_*/cache_*",
+             "shared memory <= " + v(limits.shared_per_block_optin) + " bytes",
              v(p.shared_bytes + flag_bytes) + " bytes (tiles " + v(p.tiles_bytes) +
                  ", combine scratch " + v(p.scratch_bytes) + ")");
   if (cfg.prefetch) {

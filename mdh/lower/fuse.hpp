@@ -83,6 +83,8 @@ inline kernel_plan lower_stage(const char* which, const config& cfg, const ir::c
                                const passes::pass_observer& after) {
   try {
     check_config(cfg, c, sizes, limits);
+    if (cfg.mma.on)  // the fused kernel prints the stages' SIMT bodies
+      throw error("configuration violates 'a fused stage has no tensor-core path' (parameter mma)");
     kernel_plan p = passes::run_all(c, sizes, cfg, limits, after);
     check_plan(p);
     if (after) after("check", p);

@@ -109,7 +109,7 @@ void compare(const nlohmann::json& want, const IR& ir, const sizes_t& sizes,
   for (auto& s : want.at("samples")) {
     const auto cfg = lower::config_from_json(unflatten(want.at("names"), s.at("values")), ir);
     INFO(lower::to_string(cfg));
-    CHECK(space.find(tuning::to_space_configuration(cfg, ir, sizes)).has_value());
+    CHECK(space.find(tuning::to_space_configuration(cfg, ir, sizes, lim)).has_value());
     CHECK(passes_check(cfg, ir, sizes, lim) == s.at("valid").get<bool>());
     valid += s.at("valid").get<bool>();
   }
