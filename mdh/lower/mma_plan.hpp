@@ -73,6 +73,13 @@ struct mma_operand {
   friend bool operator==(const mma_operand&, const mma_operand&) = default;
 };
 
+// The element offset of tile element (r, c) of `o` within one stage (the formula above; the
+// printer spells the same in C).
+inline std::int64_t tile_offset(const mma_operand& o, std::int64_t r, std::int64_t c) {
+  return r * o.pitch + ((c / o.chunk) ^ ((r / o.swizzle_rows) % o.swizzle_chunks)) * o.chunk +
+         c % o.chunk;
+}
+
 // A write of the epilogue: access `access` of the output, as a flat affine offset.
 struct mma_write {
   std::size_t access = 0;

@@ -215,3 +215,45 @@ TEST_CASE("the tuner's space offers MMA points for bf16/f16/TF32 contractions on
   }
   CHECK(on > 0);
 }
+
+TEST_CASE(
+    "the shared tiles are one-to-one, inside their stage, and ldmatrix reads them without "
+    "bank conflicts") {
+  auto lim = lower::h200_limits();
+  int tiles = 0;
+  for (int swizzle : {0, 1})
+    for (std::int64_t tk : {16, 32, 64})
+      for (std::int64_t tm : {16, 32, 64})
+        for (bool transposed : {false, true}) {
+          auto x = transposed ? ops::matmul_t<bf16>().ir() : ops::matmul<bf16>().ir();
+          std::vector<std::int64_t> s{256, 256, 256};
+          auto c = lower::default_config(x, s);
+          c.mma.on = 1, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2;
+          c.mma.warps_m = 2, c.mma.warps_n = 2, c.mma.tile_m = tm, c.mma.tile_n = 32;
+          c.mma.tile_k = tk, c.mma.stages = 2, c.mma.swizzle = swizzle;
+          auto p = lower::lower(x, s, c, lim);
+          for (const lower::mma_operand* o : {&p.mma.a, &p.mma.b}) {
+            INFO("swizzle ", swizzle, " tile ", o->rows, "x", o->cols, " pitch ", o->pitch);
+            std::set<std::int64_t> seen;
+            for (std::int64_t r = 0; r < o->rows; ++r)
+              for (std::int64_t col = 0; col < o->cols; ++col) {
+                const std::int64_t at = lower::tile_offset(*o, r, col);
+                CHECK(at >= 0);
+                CHECK(at * 2 < o->stage_bytes);
+                seen.insert(at);
+              }
+            CHECK(std::int64_t(seen.size()) == o->rows * o->cols);
+            // one ldmatrix phase: 8 consecutive rows, the same 16-byte chunk, 8 distinct 4-bank
+            // groups of the 32 banks
+            for (std::int64_t r0 = 0; r0 + 8 <= o->rows; r0 += 8)
+              for (std::int64_t col = 0; col < o->cols; col += 8) {
+                std::set<std::int64_t> groups;
+                for (std::int64_t r = r0; r < r0 + 8; ++r)
+                  groups.insert(lower::tile_offset(*o, r, col) * 2 / 16 % 8);
+                CHECK(groups.size() == 8);
+              }
+            ++tiles;
+          }
+        }
+  CHECK(tiles == 72);
+}
