@@ -37,6 +37,7 @@
 
 #include <atf/atf.hpp>
 #include <mdh/fused.hpp>
+#include <mdh/ir/with_epilogue.hpp>
 #include <mdh/lower/fuse.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/reference.hpp>
@@ -106,12 +107,13 @@ struct workload_data {
 template <class Comp>
 workload_data make_workload_data(const Comp& comp, const std::vector<std::int64_t>& sizes,
                                  std::uint64_t seed) {
-  const auto& c = comp.ir();  // a computation's, or a fused pair's buffers
+  // a computation's (with an epilogue: its own inputs and outputs too), or a fused pair's buffers
+  const auto inputs = ir::kernel_inputs(comp.ir());
   workload_data d;
-  for (std::size_t b = 0; b < c.inputs.size(); ++b)
-    d.inputs.emplace_back(c.inputs[b].type, comp.shape(c.inputs[b].name, sizes))
-        .randomize(seed + b);
-  for (auto& o : c.outputs) d.expected.emplace_back(o.type, comp.shape(o.name, sizes));
+  for (std::size_t b = 0; b < inputs.size(); ++b)
+    d.inputs.emplace_back(inputs[b].type, comp.shape(inputs[b].name, sizes)).randomize(seed + b);
+  for (auto& o : ir::kernel_outputs(comp.ir()))
+    d.expected.emplace_back(o.type, comp.shape(o.name, sizes));
   auto in = d.input_refs();
   auto out = d.expected_refs();
   reference(comp, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(out));
