@@ -191,6 +191,29 @@ std::optional<atf::configuration> parameter_file_start(const std::filesystem::pa
   }
 }
 
+// A computation with an epilogue has the product's parameters: the product's own tuned
+// configuration at these sizes (a parameter file in the folder of `file`), where it is valid
+// with the epilogue too, is where its search starts (none otherwise).
+inline std::optional<atf::configuration> product_start(const std::filesystem::path& file,
+                                                       const ir::computation& c,
+                                                       const std::vector<std::int64_t>& sizes,
+                                                       const device_id& dev,
+                                                       const lower::device_limits& limits) {
+  if (!c.epilogue || file.empty()) return std::nullopt;
+  ir::computation product = c;
+  product.epilogue.reset();
+  try {
+    auto rec = find_parameters(file.parent_path().empty() ? "." : file.parent_path(),
+                               workload::of(product, sizes), dev);
+    if (!rec) return std::nullopt;
+    auto cfg = lower::config_from_json(rec->configuration, c);
+    lower::check(cfg, c, sizes, limits);  // atomics across blocks are not
+    return to_space_configuration(cfg, c, sizes);
+  } catch (const error&) {
+    return std::nullopt;
+  }
+}
+
 // Which configuration a parameter file's "tuning" object kept and why, in words: "the best
 // evaluated configuration (40.10 us; the default configuration: 49.90 us)" or "the default
 // configuration: none of the 20 evaluated configurations beat it (49.90 us; the best evaluated:
@@ -296,6 +319,9 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     // space: those still in this space), then the generic starts
     std::vector<atf::configuration> starts;
     if (auto f = parameter_file_start(opt.parameter_file, c, sizes)) starts.push_back(*f);
+    if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
+      if (auto p = product_start(opt.parameter_file, c, sizes, target.id(), limits))
+        starts.push_back(*p);
     if (aside)
       for (auto& b : best_of_log(*aside, 8)) starts.push_back(std::move(b));
     for (auto& s : start_configurations(c, sizes, limits))

@@ -266,9 +266,21 @@ TEST_CASE("tuning GEMM + bias + GELU on OpenCL writes a usable parameter file") 
   tuning::tune_options opt;
   opt.seconds = 0;
   opt.evaluations = 12;
+  opt.progress = atf::progress_mode::off;
+  // the plain product first: its tuned configuration is where the epilogue's search starts
+  opt.log = dir / "mm.log.jsonl";
+  opt.parameter_file = dir / "mm.json";
+  auto plain = tuning::tune(ops::matmul(), sizes, target, opt);
   opt.log = dir / "mbg.log.jsonl";
   opt.parameter_file = dir / "mbg.json";
-  opt.progress = atf::progress_mode::off;
+  auto start =
+      tuning::product_start(opt.parameter_file, op.ir(), sizes, target.id(), target.limits());
+  const bool valid_with_epilogue =
+      error_of([&] { lower::check(plain.best, op.ir(), sizes, target.limits()); }).empty();
+  CHECK(start.has_value() == valid_with_epilogue);
+  if (start) CHECK(tuning::to_config(*start, op.ir(), sizes) == plain.best);
+  CHECK_FALSE(tuning::product_start(opt.parameter_file, ops::matmul().ir(), sizes, target.id(),
+                                    target.limits()));  // no epilogue: no product start
   auto r = tuning::tune(op, sizes, target, opt);
   CHECK(r.run.evaluations >= 12);
   CHECK(r.record.work.computation == "matmul_bias_gelu");
