@@ -50,7 +50,7 @@ else
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OUT/cmake.log" 2>&1 || {
   tail -30 "$OUT/cmake.log"; exit 1; }
 targets=(mdh_bench tune_cases mdh-tune)
-for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu); done
+for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu); done
 cmake --build build-device -j "$jobs" --target "${targets[@]}" >"$OUT/build.log" 2>&1 || {
   grep -E "error" "$OUT/build.log" | head -30; exit 1; }
 fi

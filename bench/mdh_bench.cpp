@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
         st->out[r].download(
             std::span<unsigned char>(static_cast<unsigned char*>(got.data()), got.bytes()));
         if (auto why = tuning::compare(got, data.expected[r], L); !why.empty())
-          throw error(name + ": output '" + c.outputs[r].name +
+          throw error(name + ": output '" + ir::kernel_outputs(c)[r].name +
                       "' differs from the reference: " + why);
       }
       g.steps.push_back(std::move(st));

@@ -148,6 +148,11 @@ def evaluate_targets(case, row, copy_Bps):
             else:
                 out[t] = (b / o >= 1.0 and bw >= 0.85,
                           f"{b / o:.2f}× best peer (need ≥ 1×), {bw:.0%} of copy bandwidth (need ≥ 85%)")
+        elif t == "epilogue":
+            pl = row.get("plain_us")
+            out[t] = ((None, "no time of ours for the plain product " + str(case.get("plain_case")))
+                      if not num(pl) else
+                      (o <= 1.05 * pl, f"{o / pl:.3f}× our plain {case.get('plain_case')} (need ≤ 1.05×)"))
         elif t == "conv":
             d = p.get("cudnn")
             out[t] = (None, "no cuDNN time") if not num(d) else (d / o >= 1.0, f"{d / o:.2f}× cuDNN (need ≥ 1×)")
@@ -243,7 +248,10 @@ def build(args):
             best = peers.get(best_name) if best_name else None
             vend = {k: v for k, v in peers.items() if k in VENDOR_LIBS}
             vend_name = min(vend, key=vend.get) if vend else None
-            row = {"ours": o, "peers": peers, "vendor_best": vend.get(vend_name) if vend_name else None,
+            # the epilogue target: our time of the plain product this case fuses an epilogue into
+            plain = ours_cases.get(c.get("plain_case", ""))
+            plain_us = plain.get(f"{mode}_us") if isinstance(plain, dict) and plain.get("ok") is not False else None
+            row = {"ours": o, "peers": peers, "plain_us": plain_us if num(plain_us) else None, "vendor_best": vend.get(vend_name) if vend_name else None,
                    "vendor_best_name": vend_name, "best_peer": best, "best_peer_name": best_name,
                    "speedup": (best / o) if (num(best) and num(o)) else None,
                    "floor_over_ours": (floor / o) if num(o) else None}

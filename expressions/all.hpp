@@ -8,6 +8,7 @@
 #include <expressions/ccsd_t.hpp>        // ccsd_t<T>                   (abcdef-gdab-efgc)
 #include <expressions/dot.hpp>           // dot<T>
 #include <expressions/matmul.hpp>        // matmul<T>
+#include <expressions/matmul_nt.hpp>     // matmul_nt<T>                (B[j,k])
 #include <expressions/matmul_t.hpp>      // matmul_t<T>
 #include <expressions/matvec.hpp>        // matvec<T>
 #include <expressions/tccg_abc_adec_ebd.hpp>      // tccg_abc_adec_ebd<T>      (TCCG, 3-D)
@@ -33,15 +34,18 @@
 #include <expressions/row_sum.hpp>         // row_sum<T>
 #include <expressions/scan.hpp>            // scan<T>(op)
 // Deep-learning operators (BERT)
-#include <expressions/attn_mask_add.hpp>  // attn_mask_add<T>
-#include <expressions/bert_mask.hpp>      // bert_mask<T>          (SC21 fused subgraph)
-#include <expressions/bias_add.hpp>       // bias_add<T>           (NHWC)
-#include <expressions/bias_add_grad.hpp>  // bias_add_grad<T>
-#include <expressions/bias_gelu.hpp>      // bias_gelu<T>
-#include <expressions/expand_dims.hpp>    // expand_dims<Axis, D, T>
-#include <expressions/layernorm.hpp>      // layernorm_stats<T>, layernorm_normalize<T>(cols, eps)
-#include <expressions/multiply.hpp>       // multiply<T>           (TF Mul)
-#include <expressions/softmax.hpp>        // softmax_stats<T>, softmax_normalize<T>, max_sum()
-#include <expressions/subtract.hpp>       // subtract<T>           (TF Sub)
+#include <expressions/add_bias.hpp>           // add_bias<T, X, N>
+#include <expressions/add_bias_residual.hpp>  // add_bias_residual<T, X, N>
+#include <expressions/attn_mask_add.hpp>      // attn_mask_add<T>
+#include <expressions/bert_mask.hpp>          // bert_mask<T>          (SC21 fused subgraph)
+#include <expressions/bias_add.hpp>           // bias_add<T>           (NHWC)
+#include <expressions/bias_add_grad.hpp>      // bias_add_grad<T>
+#include <expressions/bias_gelu.hpp>          // bias_gelu<T>
+#include <expressions/expand_dims.hpp>        // expand_dims<Axis, D, T>
+#include <expressions/layernorm.hpp>  // layernorm_stats<T>, layernorm_normalize<T>(cols, eps)
+#include <expressions/multiply.hpp>   // multiply<T>           (TF Mul)
+#include <expressions/softmax.hpp>    // softmax_stats<T>, softmax_normalize<T>, max_sum()
+#include <expressions/subtract.hpp>   // subtract<T>           (TF Sub)
 // The benchmark cases
 #include <expressions/benchmark_cases.hpp>  // for_each_benchmark_case(visit)
+#include <expressions/gemm_epilogues.hpp>   // matmul_bias_gelu<T>, ... (one kernel each)

@@ -14,6 +14,7 @@
 #include <expressions/bias_gelu.hpp>
 #include <expressions/bmatmul.hpp>
 #include <expressions/dot.hpp>
+#include <expressions/gemm_epilogues.hpp>
 #include <expressions/jacobi3d.hpp>
 #include <expressions/layernorm.hpp>
 #include <expressions/matmul.hpp>
@@ -98,11 +99,27 @@ void for_each_benchmarks_md_case(Visit&& visit) {
   visit(std::string_view("prl_2p15"), prl(), sizes{32768, 32768});
 }
 
-// Every case of bench/cases.json: those of benchmarks.md, then the any_shape suite.
+// The "bert_epilogue" suite of bench/cases.json (issue 20): BERT's GEMMs with their epilogue as
+// one kernel (mdh::with_epilogue), each next to the plain GEMM of its shape (the target: no
+// slower than it plus 5 %), and the plain FFN down-projection that the suites above lack.
+template <class Visit>
+void for_each_epilogue_case(Visit&& visit) {
+  using sizes = std::vector<std::int64_t>;
+  visit(std::string_view("matmul_3072x768"), matmul(), sizes{2048, 768, 3072});
+  visit(std::string_view("matmul_bias_gelu_768x3072"), matmul_bias_gelu(), sizes{2048, 3072, 768});
+  visit(std::string_view("matmul_bias_residual_3072x768"), matmul_bias_residual(),
+        sizes{2048, 768, 3072});
+  visit(std::string_view("matmul_bias_768x768"), matmul_bias(), sizes{2048, 768, 768});
+  visit(std::string_view("matmul_bias_residual_768x768"), matmul_bias_residual(),
+        sizes{2048, 768, 768});
+}
+
+// Every case of bench/cases.json: those of benchmarks.md, the any_shape suite, the epilogues.
 template <class Visit>
 void for_each_benchmark_case(Visit&& visit) {
   for_each_benchmarks_md_case(visit);
   for_each_any_shape_case(visit);
+  for_each_epilogue_case(visit);
 }
 
 }  // namespace mdh::ops

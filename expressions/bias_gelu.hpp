@@ -7,8 +7,9 @@
 namespace mdh::ops {
 
 // BERT's FFN activation fused with its bias (benchmarks.md bias_gelu), the exact erf form.
-// Sizes (i, j), e.g. (2048, 3072).
-template <class T = float>
+// Sizes (i, j), e.g. (2048, 3072). `X` names the input: a GEMM's output ("C") when bias_gelu is
+// its epilogue (mdh::with_epilogue, expressions/gemm_epilogues.hpp).
+template <class T = float, buffer_name X = "X">
 auto bias_gelu() {
   auto [i, j] = indices<2>();
   return computation("bias_gelu", out_view(out<T, "Y">(i, j)),
@@ -19,7 +20,7 @@ auto bias_gelu() {
                            return V(0.5) * v * (V(1) + mdh::erf(v * V(0.70710678118654752440)));
                          },
                          cc, cc),
-                     inp_view(in<T, "X">(i, j), in<T, "b">(j)))
+                     inp_view(in<T, X>(i, j), in<T, "b">(j)))
       .with_dim_names({"i", "j"});
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The named operators of the library with a description and example sizes, for tools such as
 // mdh-tune: for_each_operator(visit) calls visit(entry, make) where make(sizes) returns the
-// computation (a few operators, like layernorm's normalising map, take a size as a parameter), or
-// a fused pair of two (softmax, layernorm; mdh::is_fused_v tells them apart).
+// computation (a few operators, like layernorm's normalising map, take a size as a parameter; the
+// products with an epilogue are computations too, mdh::with_epilogue), or a fused pair of two
+// (softmax, layernorm; mdh::is_fused_v tells them apart).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,40 @@ void for_each_operator(Visit&& visit) {
         fixed(matmul<T>()));
   visit(catalog_entry{"matmul_t", "C[j,i] = +_k A[k,i] * B[j,k]", "i,j,k", {256, 256, 256}},
         fixed(matmul_t<T>()));
+  visit(catalog_entry{"matmul_nt", "C[i,j] = +_k A[i,k] * B[j,k]", "i,j,k", {256, 256, 256}},
+        fixed(matmul_nt<T>()));
+  // Products with their point-wise epilogue in one kernel (mdh::with_epilogue): the product's
+  // search space, the epilogue applied to the final sums in registers.
+  visit(catalog_entry{"matmul_bias",
+                      "Y[i,j] = +_k A[i,k] * B[k,j] + b[j], one kernel",
+                      "i,j,k",
+                      {2048, 768, 768}},
+        fixed(matmul_bias<T>()));
+  visit(catalog_entry{"matmul_bias_gelu",
+                      "Y[i,j] = gelu(+_k A[i,k] * B[k,j] + b[j]), one kernel",
+                      "i,j,k",
+                      {2048, 3072, 768}},
+        fixed(matmul_bias_gelu<T>()));
+  visit(catalog_entry{"matmul_bias_residual",
+                      "Y[i,j] = +_k A[i,k] * B[k,j] + b[j] + R[i,j], one kernel",
+                      "i,j,k",
+                      {2048, 768, 3072}},
+        fixed(matmul_bias_residual<T>()));
+  visit(catalog_entry{"matmul_nt_bias_gelu",
+                      "Y[i,j] = gelu(+_k A[i,k] * B[j,k] + b[j]), one kernel",
+                      "i,j,k",
+                      {2048, 3072, 768}},
+        fixed(matmul_nt_bias_gelu<T>()));
+  visit(catalog_entry{"matmul_nt_bias_residual",
+                      "Y[i,j] = +_k A[i,k] * B[j,k] + b[j] + R[i,j], one kernel",
+                      "i,j,k",
+                      {2048, 768, 3072}},
+        fixed(matmul_nt_bias_residual<T>()));
+  visit(catalog_entry{"batch_matmul_bias",
+                      "Y[b1,b2,i,j] = +_k A[b1,b2,i,k] * B[b1,b2,k,j] + b[j], one kernel",
+                      "b1,b2,i,j,k",
+                      {16, 12, 128, 64, 128}},
+        fixed(batch_matmul_bias<T>()));
   visit(
       catalog_entry{"bmatmul", "C[b,i,j] = +_k A[b,i,k] * B[b,k,j]", "b,i,j,k", {16, 10, 500, 64}},
       fixed(bmatmul<T>()));
@@ -121,6 +156,10 @@ void for_each_operator(Visit&& visit) {
       catalog_entry{"attn_mask_add", "scores + (1 - mask) * -10000", "b,h,q,k", {16, 12, 128, 128}},
       fixed(attn_mask_add<T>()));
   visit(catalog_entry{"bias_gelu", "gelu(x + b)", "i,j", {2048, 3072}}, fixed(bias_gelu<T>()));
+  visit(catalog_entry{"add_bias", "Y[i,j] = X[i,j] + b[j]", "i,j", {2048, 768}},
+        fixed(add_bias<T>()));
+  visit(catalog_entry{"add_bias_residual", "Y[i,j] = X[i,j] + b[j] + R[i,j]", "i,j", {2048, 768}},
+        fixed(add_bias_residual<T>()));
   visit(catalog_entry{"softmax_stats",
                       "row (max, sum of exp) with the custom max_sum operator",
                       "r,c",

@@ -4,6 +4,7 @@
 
 #include <mdh/combine.hpp>      // cc, pw, ps, add, mul, max, min, custom
 #include <mdh/computation.hpp>  // computation, describe
+#include <mdh/epilogue.hpp>     // with_epilogue: a point-wise step after the reduction
 #include <mdh/error.hpp>        // mdh::error
 #include <mdh/fused.hpp>        // fuse: two computations, one kernel
 #include <mdh/index.hpp>        // indices<N>(), affine index functions

@@ -286,9 +286,10 @@ inline double ops_per_point(const mdh::ir::computation& c) {
   return n;
 }
 inline double bytes_moved(const mdh::ir::computation& c, const std::vector<std::int64_t>& sizes) {
-  double b = 0;
-  for (auto* bufs : {&c.inputs, &c.outputs})
-    for (auto& x : *bufs)
+  double b =
+      0;  // the kernel's buffers: with an epilogue, its own and not the computation's outputs
+  for (auto& bufs : {mdh::ir::kernel_inputs(c), mdh::ir::kernel_outputs(c)})
+    for (auto& x : bufs)
       b += double(mdh::element_count(mdh::ir::buffer_shape(c, x, sizes))) * double(size_of(x.type));
   return b;
 }

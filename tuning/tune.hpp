@@ -37,6 +37,7 @@
 
 #include <atf/atf.hpp>
 #include <mdh/fused.hpp>
+#include <mdh/ir/with_epilogue.hpp>
 #include <mdh/lower/fuse.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/reference.hpp>
@@ -106,12 +107,13 @@ struct workload_data {
 template <class Comp>
 workload_data make_workload_data(const Comp& comp, const std::vector<std::int64_t>& sizes,
                                  std::uint64_t seed) {
-  const auto& c = comp.ir();  // a computation's, or a fused pair's buffers
+  // a computation's (with an epilogue: its own inputs and outputs too), or a fused pair's buffers
+  const auto inputs = ir::kernel_inputs(comp.ir());
   workload_data d;
-  for (std::size_t b = 0; b < c.inputs.size(); ++b)
-    d.inputs.emplace_back(c.inputs[b].type, comp.shape(c.inputs[b].name, sizes))
-        .randomize(seed + b);
-  for (auto& o : c.outputs) d.expected.emplace_back(o.type, comp.shape(o.name, sizes));
+  for (std::size_t b = 0; b < inputs.size(); ++b)
+    d.inputs.emplace_back(inputs[b].type, comp.shape(inputs[b].name, sizes)).randomize(seed + b);
+  for (auto& o : ir::kernel_outputs(comp.ir()))
+    d.expected.emplace_back(o.type, comp.shape(o.name, sizes));
   auto in = d.input_refs();
   auto out = d.expected_refs();
   reference(comp, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(out));
@@ -186,6 +188,29 @@ std::optional<atf::configuration> parameter_file_start(const std::filesystem::pa
   } catch (const std::exception& e) {  // the run overwrites it at the end: say so, go on
     std::fprintf(stderr, "mdh: %s is not a usable parameter file (%s); not a start\n",
                  file.string().c_str(), e.what());
+    return std::nullopt;
+  }
+}
+
+// A computation with an epilogue has the product's parameters: the product's own tuned
+// configuration at these sizes (a parameter file in the folder of `file`), where it is valid
+// with the epilogue too, is where its search starts (none otherwise).
+inline std::optional<atf::configuration> product_start(const std::filesystem::path& file,
+                                                       const ir::computation& c,
+                                                       const std::vector<std::int64_t>& sizes,
+                                                       const device_id& dev,
+                                                       const lower::device_limits& limits) {
+  if (!c.epilogue || file.empty()) return std::nullopt;
+  ir::computation product = c;
+  product.epilogue.reset();
+  try {
+    auto rec = find_parameters(file.parent_path().empty() ? "." : file.parent_path(),
+                               workload::of(product, sizes), dev);
+    if (!rec) return std::nullopt;
+    auto cfg = lower::config_from_json(rec->configuration, c);
+    lower::check(cfg, c, sizes, limits);  // atomics across blocks are not
+    return to_space_configuration(cfg, c, sizes, limits);
+  } catch (const error&) {
     return std::nullopt;
   }
 }
@@ -295,6 +320,9 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     // space: those still in this space), then the generic starts
     std::vector<atf::configuration> starts;
     if (auto f = parameter_file_start(opt.parameter_file, c, sizes, limits)) starts.push_back(*f);
+    if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
+      if (auto p = product_start(opt.parameter_file, c, sizes, target.id(), limits))
+        starts.push_back(*p);
     if (aside)
       for (auto& b : best_of_log(*aside, 8)) starts.push_back(std::move(b));
     for (auto& s : start_configurations(c, sizes, limits))

@@ -77,8 +77,8 @@ std::vector<buffer_size> workload_buffers(const Comp& comp,
     s.bytes = n * (long double)size_of(b.type);
     v.push_back(std::move(s));
   };
-  for (auto& b : c.inputs) add("input", b);
-  for (auto& b : c.outputs) add("output", b);
+  for (auto& b : ir::kernel_inputs(c)) add("input", b);  // an epilogue's buffers included
+  for (auto& b : ir::kernel_outputs(c)) add("output", b);
   return v;
 }
 

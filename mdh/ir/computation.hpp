@@ -5,36 +5,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <mdh/error.hpp>
+#include <mdh/ir/buffer.hpp>
+#include <mdh/ir/epilogue.hpp>
 #include <mdh/ir/scalar_expr.hpp>
 #include <mdh/ir/scalar_type.hpp>
 
 namespace mdh::ir {
-
-// One coordinate of an index function: sum_d coeff[d] * i_d + offset.
-struct affine {
-  std::vector<std::int64_t> coeff;  // one per md_hom dimension
-  std::int64_t offset = 0;
-  bool uses(std::size_t d) const { return d < coeff.size() && coeff[d] != 0; }
-  friend bool operator==(const affine&, const affine&) = default;
-};
-
-// One access of a buffer: an index function from the iteration point to a buffer coordinate.
-struct access {
-  std::vector<affine> index;  // one per buffer dimension
-  friend bool operator==(const access&, const access&) = default;
-};
-
-struct buffer {
-  std::string name;
-  scalar_type type = scalar_type::f32;
-  std::size_t rank = 0;
-  std::vector<access> accesses;  // input: read in this order; output: every access is written
-  friend bool operator==(const buffer&, const buffer&) = default;
-};
 
 enum class combine_kind : std::uint8_t {
   concat,      // ++ : parallel dimension, each part writes its own slice
@@ -75,6 +56,9 @@ struct computation {
   std::vector<buffer> outputs;   // result r is written to outputs[r]
   scalar_function f;
   precision input_precision = precision::ieee;
+  // A point-wise computation applied to the results after the last combine, in registers
+  // (mdh/ir/epilogue.hpp); the kernel then writes its outputs instead of `outputs`.
+  std::optional<pointwise_epilogue> epilogue;
 
   std::size_t rank() const { return dims.size(); }
   bool is_reduction(std::size_t d) const { return dims.at(d).combine != combine_kind::concat; }

@@ -49,6 +49,10 @@ inline const buffer* find_buffer(const std::vector<buffer>& v, const std::string
 // kernel reads only what it wrote itself); the second writes no buffer the first reads or writes.
 inline fused make_fused(std::string name, const computation& a, const computation& b) {
   const std::string where = "mdh::fuse('" + name + "', " + a.name + ", " + b.name + "): ";
+  for (auto* x : {&a, &b})
+    if (x->epilogue)
+      throw error(where + "'" + x->name + "' has the epilogue '" + x->epilogue->name +
+                  "'; a fused pair's stages have none");
   if (a.rank() != b.rank())
     throw error(where + "both computations need the same dimensions; '" + a.name + "' has " +
                 std::to_string(a.rank()) + ", '" + b.name + "' has " + std::to_string(b.rank()));
@@ -108,6 +112,10 @@ inline fused make_fused(std::string name, const computation& a, const computatio
   }
   return f;
 }
+
+// The buffers the pair's kernel takes (as ir::kernel_inputs / kernel_outputs of a computation).
+inline const std::vector<buffer>& kernel_inputs(const fused& f) { return f.inputs; }
+inline const std::vector<buffer>& kernel_outputs(const fused& f) { return f.outputs; }
 
 // The shape of a buffer the pair shares at `sizes` must be the same under both computations (the
 // fused kernel has one parameter for it). Throws mdh::error naming the buffer and both shapes.

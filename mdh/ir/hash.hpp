@@ -79,6 +79,25 @@ inline std::uint64_t structural_hash(const computation& c) {
   // Added only when not the default, so that every ieee computation keeps its hash.
   if (c.input_precision != precision::ieee)
     h.str(std::string("precision:") + to_string(c.input_precision));
+  if (c.epilogue) {  // likewise: a computation without one keeps its hash
+    const pointwise_epilogue& e = *c.epilogue;
+    h.str("epilogue");
+    for (auto* bufs : {&e.inputs, &e.outputs}) {
+      h.u64(bufs->size());
+      for (auto& b : *bufs) {
+        h.u64(std::uint64_t(b.type));
+        h.u64(b.rank);
+        h.u64(b.accesses.size());
+        for (auto& a : b.accesses)
+          for (auto& f : a.index) {
+            for (auto k : f.coeff) h.i64(k);
+            h.i64(f.offset);
+          }
+      }
+    }
+    for (int r : e.result_of) h.i64(r);
+    hash_into(h, e.f);
+  }
   return h.value();
 }
 

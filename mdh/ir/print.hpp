@@ -176,6 +176,24 @@ inline std::string to_string(const computation& c) {
     os << "), stored as out_view's types";
   }
   if (reads_tf32(c)) os << "\n  precision tf32 (f32 inputs read as TF32)";
+  if (c.epilogue) {  // over the results, in registers: then name = out_view o inp_view, g(...)
+    const pointwise_epilogue& e = *c.epilogue;
+    os << "\n  then " << e.name << " = ";
+    view("out_view", e.outputs);
+    os << " o ";
+    view("inp_view", e.inputs);
+    std::vector<std::string> names;
+    for (auto& b : e.inputs)
+      for (std::size_t a = 0; a < b.accesses.size(); ++a)
+        names.push_back(b.accesses.size() == 1 ? b.name : b.name + "#" + std::to_string(a));
+    os << "\n  g(";
+    for (std::size_t a = 0; a < names.size(); ++a) os << (a ? ", " : "") << names[a];
+    os << ") = ";
+    if (e.f.results.size() != 1) os << "(";
+    for (std::size_t r = 0; r < e.f.results.size(); ++r)
+      os << (r ? ", " : "") << to_string(e.f, e.f.results[r], names);
+    if (e.f.results.size() != 1) os << ")";
+  }
   return os.str();
 }
 

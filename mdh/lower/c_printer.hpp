@@ -123,6 +123,7 @@ class c_printer {
     out_.raw(std::string("typedef ") + (p_.index64 ? d_.type(scalar_type::i64) : "int") +
              " idx_t;\n\n");
     print_scalar_function();
+    print_epilogue_function();
     print_combine();
     for (auto& k : p_.kernels) {
       out_.blank();
@@ -586,8 +587,82 @@ class c_printer {
     return convert_expr(v, p_.acc_type(r), p_.outputs[r].type, d_.type(p_.outputs[r].type));
   }
 
-  // Writes value expressions vals[r] to every access of every output.
+  // ---- the epilogue (ir::pointwise_epilogue): printed where the final values are written, so
+  // that it runs once per output point after the last combine, on every write path.
+
+  // mdh_epilogue(args..., results*): the epilogue's point-wise function.
+  void print_epilogue_function() {
+    if (!p_.comp.epilogue) return;
+    const ir::scalar_function& g = p_.comp.epilogue->f;
+    std::string sig = d_.func_qualifier() + " void mdh_epilogue(";
+    std::vector<std::string> args;
+    for (std::size_t a = 0; a < g.arg_types.size(); ++a) {
+      args.push_back("a" + std::to_string(a));
+      sig += d_.type(g.arg_types[a]) + " a" + std::to_string(a) + ", ";
+    }
+    for (std::size_t q = 0; q < g.results.size(); ++q)
+      sig += d_.type(g.result_type(q)) + "* res" + std::to_string(q) +
+             (q + 1 < g.results.size() ? ", " : ") {");
+    out_.line("// The epilogue " + p_.comp.epilogue->name + ", applied to the final results.");
+    out_.line(sig);
+    print_nodes(g, args);
+    for (std::size_t q = 0; q < g.results.size(); ++q)
+      out_.line("*res" + std::to_string(q) + " = v" + std::to_string(g.results[q]) + ";");
+    out_.line("}");
+    out_.blank();
+  }
+
+  // Applies the epilogue to the results vals[r] (their accumulation types) of the point whose
+  // coordinates are var(d): result r as output r would store it, the epilogue's own buffers
+  // loaded there. Declares y<q><tag> and returns those names, one per epilogue output.
+  std::vector<std::string> print_epilogue(const std::vector<std::string>& vals,
+                                          const std::function<std::string(std::size_t)>& var,
+                                          const std::string& tag) {
+    const ir::pointwise_epilogue& e = *p_.comp.epilogue;
+    std::string call = "mdh_epilogue(";
+    std::size_t own = p_.comp.inputs.size();  // its own buffers follow the computation's inputs
+    for (std::size_t b = 0; b < e.inputs.size(); ++b) {
+      if (e.result_of[b] >= 0) {
+        const auto r = std::size_t(e.result_of[b]);
+        const scalar_type t = p_.comp.outputs[r].type;
+        call += convert_expr(vals.at(r), p_.acc_type(r), t, d_.type(t)) + ", ";
+        continue;
+      }
+      const global_buffer& g = p_.inputs.at(own++);
+      for (auto& a : e.inputs[b].accesses) {
+        const flat_access f = flatten(a, g, p_.dims.size());
+        call += g.name + "[" + affine_expr(f.coeff, f.constant, var) + "], ";
+      }
+    }
+    std::vector<std::string> ys;
+    for (std::size_t q = 0; q < e.f.results.size(); ++q) {
+      ys.push_back("y" + std::to_string(q) + tag);
+      out_.line(d_.type(e.f.result_type(q)) + " " + ys.back() + ";");
+      call += "&" + ys.back() + (q + 1 < e.f.results.size() ? ", " : ");");
+    }
+    out_.line(call);
+    return ys;
+  }
+
+  // Epilogue value y of output q as output q stores it.
+  std::string epilogue_stored(std::size_t q, const std::string& y) const {
+    return convert_expr(y, p_.comp.epilogue->f.result_type(q), p_.outputs[q].type,
+                        d_.type(p_.outputs[q].type));
+  }
+
+  // Writes value expressions vals[r] to every access of every output (with an epilogue: its
+  // values at the point e<d> to its outputs; atomics are ruled out then).
   void print_output_writes(const std::vector<std::string>& vals, bool atomic) {
+    if (p_.comp.epilogue && !atomic) {
+      const std::vector<std::string> ys = print_epilogue(vals, ev, "");
+      for (std::size_t q = 0; q < p_.outputs.size(); ++q)
+        for (auto& a : p_.comp.epilogue->outputs[q].accesses) {
+          const flat_access f = flatten(a, p_.outputs[q], p_.dims.size());
+          out_.line(p_.outputs[q].name + "[" + affine_expr(f.coeff, f.constant, ev) +
+                    "] = " + epilogue_stored(q, ys[q]) + ";");
+        }
+      return;
+    }
     for (std::size_t r = 0; r < p_.outputs.size(); ++r)
       for (auto& a : p_.comp.outputs[r].accesses) {
         const flat_access f = flatten(a, p_.outputs[r], p_.dims.size());
@@ -1239,18 +1314,33 @@ class c_printer {
         for (auto i : outer)
           if (i != j) others += " && v" + std::to_string(i);
         out_.line("if (vg" + others + ") {  // the whole group: vector stores where aligned");
+        auto lane_acc = [&](std::size_t r, int l) {
+          std::string ai = acc_index(outer);
+          std::string rv = "r" + std::to_string(j);
+          for (std::size_t pos; (pos = ai.find(rv)) != std::string::npos;)
+            ai.replace(pos, rv.size(), "(rg + " + std::to_string(l) + ")");
+          return "acc" + std::to_string(r) + "[" + ai + "]";
+        };
+        std::vector<std::vector<std::string>> lane_ys;  // the epilogue's values per lane
+        if (p_.comp.epilogue)
+          for (int l = 0; l < V; ++l) {
+            std::vector<std::string> accs;
+            for (std::size_t r = 0; r < m; ++r) accs.push_back(lane_acc(r, l));
+            lane_ys.push_back(print_epilogue(
+                accs,
+                [&](std::size_t d) {
+                  return d == G.dim ? "(eg + " + std::to_string(l) + ")" : ev(d);
+                },
+                "_" + std::to_string(l)));
+          }
         for (const output_write& w : p_.writes) {
           const std::size_t r = w.output;
-          const auto& a = p_.comp.outputs[r].accesses[w.access];
+          const auto& a = ir::kernel_outputs(p_.comp)[r].accesses[w.access];
           const auto& g = p_.outputs[r];
           std::vector<std::string> vals;
-          for (int l = 0; l < V; ++l) {
-            std::string ai = acc_index(outer);
-            std::string rv = "r" + std::to_string(j);
-            for (std::size_t pos; (pos = ai.find(rv)) != std::string::npos;)
-              ai.replace(pos, rv.size(), "(rg + " + std::to_string(l) + ")");
-            vals.push_back("acc" + std::to_string(r) + "[" + ai + "]");
-          }
+          for (int l = 0; l < V; ++l)
+            vals.push_back(p_.comp.epilogue ? epilogue_stored(r, lane_ys[std::size_t(l)][r])
+                                            : lane_acc(r, l));
           if (w.vector_store) {
             out_.line(d_.vector_store(g.type, V, "&" + g.name + "[" + flat_index_vec(a, g, G) + "]",
                                       vals) +
@@ -1264,7 +1354,7 @@ class c_printer {
                                       return d == G.dim ? "(eg + " + std::to_string(l) + ")"
                                                         : ev(d);
                                     }) +
-                        "] = " + stored(r, vals[l]) + ";");
+                        "] = " + (p_.comp.epilogue ? vals[l] : stored(r, vals[l])) + ";");
           }
         }
         out_.line("continue;");

@@ -10,6 +10,7 @@
 
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/print.hpp>
+#include <mdh/ir/with_epilogue.hpp>
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/layout.hpp>
@@ -306,9 +307,12 @@ inline std::string to_string(const kernel_plan& p) {
              ? "partials[block]; the group's last block combines them into outputs"
              : "outputs")
      << (p.vector_write ? ", walking the vector group" : "") << "\n";
+  if (p.comp.epilogue)
+    os << "     epilogue " << p.comp.epilogue->name
+       << " on the final values, in registers, where the outputs are written\n";
   for (auto& w : p.writes)
     if (w.vector_store)
-      os << "       " << p.comp.outputs[w.output].name << " access " << w.access << ": "
+      os << "       " << ir::kernel_outputs(p.comp)[w.output].name << " access " << w.access << ": "
          << p.vector_groups[0].width * std::int64_t(size_of(p.outputs[w.output].type))
          << "-byte vector stores\n";
   os << "\nthreads/block=" << p.threads << " blocks=" << p.blocks << " acc=" << p.acc_count

@@ -93,10 +93,12 @@ inline void global_buffers(kernel_plan& p) {
     return g;
   };
   p.inputs.clear(), p.outputs.clear();
-  for (std::size_t k = 0; k < p.comp.inputs.size(); ++k)
-    p.inputs.push_back(make(p.comp.inputs[k], "in", k));
-  for (std::size_t k = 0; k < p.comp.outputs.size(); ++k)
-    p.outputs.push_back(make(p.comp.outputs[k], "out", k));
+  // The kernel's buffers: with an epilogue, its own inputs follow the computation's, and its
+  // outputs are written instead of the computation's.
+  const std::vector<ir::buffer> ins = ir::kernel_inputs(p.comp);
+  const std::vector<ir::buffer>& outs = ir::kernel_outputs(p.comp);
+  for (std::size_t k = 0; k < ins.size(); ++k) p.inputs.push_back(make(ins[k], "in", k));
+  for (std::size_t k = 0; k < outs.size(); ++k) p.outputs.push_back(make(outs[k], "out", k));
   if (p.points * std::max<std::int64_t>(p.red_blocks, 1) >= (std::int64_t(1) << 31))
     p.index64 = true;
 }

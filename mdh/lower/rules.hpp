@@ -414,6 +414,15 @@ inline std::vector<rule> config_rules(const ir::computation& comp,
           const bool split = product(v.first(v.size() - 1)) > 1;
           return v.back() == 0 && split && !supported ? broken(blk_combine, op) : holds();
         });
+    if (comp.epilogue) {
+      const std::string epi = "the epilogue '" + comp.epilogue->name + "'";
+      add("an epilogue needs a last combining step: no atomics when a reduction is split over "
+          "blocks",
+          reads, [epi, blk_combine, product](values v) {
+            const bool split = product(v.first(v.size() - 1)) > 1;
+            return v.back() == 0 && split ? broken(blk_combine, epi) : holds();
+          });
+    }
   }
 
   // Prefetch: the next reduction step's shared tiles staged in registers.

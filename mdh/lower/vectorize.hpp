@@ -84,12 +84,13 @@ inline void vector_accesses(kernel_plan& p) {
     }
   p.vector_write = !p.vector_groups.empty() && p.vector_groups[0].role == dim_role::concat &&
                    p.blk_combine == block_combine_kind::none;
-  for (std::size_t o = 0; o < p.comp.outputs.size(); ++o)
-    for (std::size_t a = 0; a < p.comp.outputs[o].accesses.size(); ++a)
+  const std::vector<ir::buffer>& outs = ir::kernel_outputs(p.comp);  // an epilogue's, if any
+  for (std::size_t o = 0; o < outs.size(); ++o)
+    for (std::size_t a = 0; a < outs[o].accesses.size(); ++a)
       p.writes.push_back(
           {o, a,
-           p.vector_write && detail::vector_aligned(p, p.comp.outputs[o].accesses[a], p.outputs[o],
-                                                    p.vector_groups[0])});
+           p.vector_write &&
+               detail::vector_aligned(p, outs[o].accesses[a], p.outputs[o], p.vector_groups[0])});
 }
 
 }  // namespace mdh::lower::passes

@@ -21,6 +21,7 @@
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/fused.hpp>
 #include <mdh/ir/hash.hpp>
+#include <mdh/ir/with_epilogue.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/version.hpp>
 
@@ -40,8 +41,8 @@ struct workload {
 
   static workload of(const ir::computation& c, const std::vector<std::int64_t>& sizes) {
     workload w{c.name, ir::structural_hash_hex(c), sizes, {}, ir::to_string(c.input_precision)};
-    for (auto* bufs : {&c.inputs, &c.outputs})
-      for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
+    for (auto& bufs : {ir::kernel_inputs(c), ir::kernel_outputs(c)})  // an epilogue's included
+      for (auto& b : bufs) w.types.emplace_back(short_name(b.type));
     return w;
   }
   // A fused pair (mdh::fuse): its name, the hash of both stages, the pair's buffers.

@@ -11,6 +11,7 @@
 
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/evaluate.hpp>
+#include <mdh/ir/with_epilogue.hpp>
 #include <mdh/tensor.hpp>
 
 namespace mdh::test {
@@ -120,7 +121,7 @@ inline std::vector<host_buffer> make_inputs(const ir::computation& c,
                                             const std::vector<std::int64_t>& sizes,
                                             std::uint64_t seed, bool ties = false) {
   std::vector<host_buffer> v;
-  for (auto& b : c.inputs) {
+  for (auto& b : ir::kernel_inputs(c)) {  // with an epilogue: its own inputs too
     v.emplace_back(b.type, ir::buffer_shape(c, b, sizes));
     v.back().randomize(seed++, ties);
   }
@@ -130,7 +131,7 @@ inline std::vector<host_buffer> make_inputs(const ir::computation& c,
 inline std::vector<host_buffer> make_outputs(const ir::computation& c,
                                              const std::vector<std::int64_t>& sizes) {
   std::vector<host_buffer> v;
-  for (auto& b : c.outputs) {
+  for (auto& b : ir::kernel_outputs(c)) {  // with an epilogue: its outputs
     v.emplace_back(b.type, ir::buffer_shape(c, b, sizes));
     v.back().poison();
   }

@@ -22,6 +22,12 @@ int main() {
       computation(out_view(out<bf16, "C">(i, j)), md_hom([](auto a) { return a * 0.5; }, cc, cc),
                   inp_view(in<float, "A">(i, j)));
   (void)bf16_matmul, (void)f16_out, (void)double_into_bf16;
+  // an epilogue: C read in registers, plus a bias of its own (the twin of cases 25 to 30)
+  auto bias = computation(out_view(out<float, "Y">(i, j)),
+                          md_hom([](auto x, auto b) { return x + b; }, cc, cc),
+                          inp_view(in<float, "C">(i, j), in<float, "b">(j)));
+  auto gemm_bias = with_epilogue("gemm_bias", c, bias);
+  (void)gemm_bias;
 #elif CASE == 1   // placeholder l (dimension 3) in a 3-dimensional md_hom
   auto [a, b, c0, l] = indices<4>();
   auto c = computation(out_view(out<float, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
@@ -106,6 +112,30 @@ int main() {
 #elif CASE == 24  // bf16 inputs compute in float: still narrowing into an int32 output
   auto c = computation(out_view(out<std::int32_t, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
                        inp_view(in<bf16, "A">(i, k), in<bf16, "B">(k, j)));
+#elif CASE >= 25 && CASE <= 30  // epilogues after matmul (mdh::with_epilogue)
+  auto mm = computation(out_view(out<float, "C">(i, j)), md_hom(times, cc, cc, pw(add)),
+                        inp_view(in<float, "A">(i, k), in<float, "B">(k, j)));
+  auto plus = [](auto x, auto b) { return x + b; };
+#if CASE == 25    // shape mismatch: three dimensions after a product whose results span two
+  auto e = computation(out_view(out<float, "Y">(i, j, k)), md_hom(plus, cc, cc, cc),
+                       inp_view(in<float, "C">(i, j), in<float, "b">(k)));
+#elif CASE == 26  // reads "D", which matmul does not write
+  auto e = computation(out_view(out<float, "Y">(i, j)), md_hom(plus, cc, cc),
+                       inp_view(in<float, "D">(i, j), in<float, "b">(j)));
+#elif CASE == 27  // not point-wise: a row sum is no epilogue
+  auto e = computation(out_view(out<float, "Y">(i)), md_hom(plus, cc, pw(add)),
+                       inp_view(in<float, "C">(i, j), in<float, "b">(j)));
+#elif CASE == 28  // reads matmul's input A
+  auto e = computation(out_view(out<float, "Y">(i, j)), md_hom(plus, cc, cc),
+                       inp_view(in<float, "C">(i, j), in<float, "A">(i, j)));
+#elif CASE == 29  // reads C as double
+  auto e = computation(out_view(out<double, "Y">(i, j)), md_hom(plus, cc, cc),
+                       inp_view(in<double, "C">(i, j), in<double, "b">(j)));
+#elif CASE == 30  // writes matmul's input A
+  auto e = computation(out_view(out<float, "A">(i, j)), md_hom(plus, cc, cc),
+                       inp_view(in<float, "C">(i, j), in<float, "b">(j)));
+#endif
+  auto c = with_epilogue("bad", mm, e);
 #endif
   (void)c;
 }

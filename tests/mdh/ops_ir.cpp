@@ -192,7 +192,8 @@ TEST_CASE("benchmark cases: every benchmarks.md case, with the table's shapes") 
       for (auto& b : *bufs)
         shapes[std::string(name) + ":" + b.name] = mdh::to_string(c.shape(b.name, n));
   });
-  CHECK(seen.size() == 25 + 13);  // + issue 19's any_shape suite; softmax, layernorm: fused pairs
+  // + issue 19's any_shape suite, issue 20's epilogues; softmax, layernorm: fused pairs
+  CHECK(seen.size() == 25 + 13 + 5);
   CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == seen.size());
   CHECK(shapes["mask_sc21:OB1"] == "[16,1,384,384]");
   CHECK(shapes["mask_sc21:IB1"] == "[16,384,1]");
