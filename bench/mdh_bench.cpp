@@ -3,6 +3,7 @@
 // file (or the default configuration, said in the output), checks the kernel against the CPU
 // reference, and times it the way the peers are timed: per call (L2 flushed by a 256 MB memset,
 // events around the launches) and by CUDA-graph replay (kernel time only); medians.
+// The bf16 and tf32 variants (issue 18) read their files from DIR/bf16 and DIR/tf32.
 //   mdh_bench [--params DIR=params/h200] [--out FILE=ours.json] [--cases a,b,...] [--reps N=50]
 //             [--flush memset|read]   (bench/l2_flush.hpp: read is a diagnostic; memset is the
 //             method) [--list]   (--list: the cases, of --cases, and exit; no GPU needed)
@@ -122,7 +123,8 @@ int main(int argc, char** argv) {
     if (!g.error.empty()) return;
     try {
       const auto& c = comp.ir();  // a computation, or a fused pair (softmax, layernorm)
-      auto kernel = mdh::load_kernel(comp, sizes, params, dev);
+      auto folder = bench::params_folder(params, tuning::workload::of(c, sizes));
+      auto kernel = mdh::load_kernel(comp, sizes, folder, dev);
       auto st = std::make_unique<step>();
       st->prog = std::move(kernel.program);
       st->config = kernel.choice.config;
@@ -164,7 +166,7 @@ int main(int argc, char** argv) {
   out["compute_capability"] = id.compute_capability;
   out["params"] = params;
   out["flush"] = flush.mode();
-  std::printf("%-22s %12s %12s  %s\n", "case", "per call us", "graph us", "configuration");
+  std::printf("%-28s %12s %12s  %s\n", "case", "per call us", "graph us", "configuration");
   for (auto& name : order) {
     group& g = groups[name];
     nlohmann::json j;
@@ -188,10 +190,10 @@ int main(int argc, char** argv) {
     if (!g.error.empty()) j["error"] = g.error;
     out["cases"][name] = j;
     if (j["ok"].get<bool>())
-      std::printf("%-22s %12.2f %12.2f  %s\n", name.c_str(), j["per_call_us"].get<double>(),
+      std::printf("%-28s %12.2f %12.2f  %s\n", name.c_str(), j["per_call_us"].get<double>(),
                   j["graph_us"].get<double>(), j["tuned"].get<bool>() ? "tuned" : "default");
     else
-      std::printf("%-22s %12s %12s  %s\n", name.c_str(), "-", "-", g.error.substr(0, 200).c_str());
+      std::printf("%-28s %12s %12s  %s\n", name.c_str(), "-", "-", g.error.substr(0, 200).c_str());
   }
   std::ofstream(out_path) << out.dump(2) << "\n";
   return 0;
