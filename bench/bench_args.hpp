@@ -46,7 +46,7 @@ inline std::filesystem::path params_folder(const std::filesystem::path& root,
 // --list: the benchmark cases (all, or those of `only`), one a line with their sizes and what
 // each computes, so the names for --cases can be checked on a machine without a GPU.
 inline void list_cases(const std::set<std::string>& only) {
-  mdh::ops::for_each_benchmark_case(
+  mdh::ops::for_each_benchmark_case_of_every_type(
       [&](std::string_view name, const auto& comp, const std::vector<std::int64_t>& sizes) {
         if (!only.empty() && !only.count(std::string(name))) return;
         auto w = mdh::tuning::workload::of(comp.ir(), sizes);
@@ -59,7 +59,7 @@ inline void list_cases(const std::set<std::string>& only) {
 // otherwise select nothing and the run would look like a success.
 inline std::string unknown_cases(const std::set<std::string>& only) {
   std::set<std::string> left = only;
-  mdh::ops::for_each_benchmark_case(
+  mdh::ops::for_each_benchmark_case_of_every_type(
       [&](std::string_view name, const auto&, const auto&) { left.erase(std::string(name)); });
   std::string out;
   for (auto& n : left) out += (out.empty() ? "" : ",") + n;

@@ -115,47 +115,48 @@ int main(int argc, char** argv) {
                        std::to_string(lim.cc_major) + "." + std::to_string(lim.cc_minor)};
   std::map<std::string, group> groups;
   std::vector<std::string> order;
-  ops::for_each_benchmark_case([&](std::string_view full, const auto& comp, const auto& sizes) {
-    std::string name(full), base = name.substr(0, name.find('/'));
-    if (!only.empty() && !only.count(base)) return;
-    if (!groups.count(base)) order.push_back(base);
-    group& g = groups[base];
-    if (!g.error.empty()) return;
-    try {
-      const auto& c = comp.ir();  // a computation, or a fused pair (softmax, layernorm)
-      auto folder = bench::params_folder(params, tuning::workload::of(c, sizes));
-      auto kernel = mdh::load_kernel(comp, sizes, folder, dev);
-      auto st = std::make_unique<step>();
-      st->prog = std::move(kernel.program);
-      st->config = kernel.choice.config;
-      st->origin = kernel.choice.origin;
-      auto data = tuning::make_workload_data(comp, sizes, 1234);
-      for (auto& b : data.inputs) {
-        st->in.emplace_back(
-            std::span<const unsigned char>(static_cast<const unsigned char*>(b.data()), b.bytes()));
-        st->in_ptr.push_back(st->in.back().get());
-      }
-      for (auto& b : data.expected) {
-        st->out.emplace_back(b.bytes());
-        MDH_CU(cuMemsetD8, st->out.back().get(), 0xFF, b.bytes());  // NaN poison
-        st->out_ptr.push_back(st->out.back().get());
-      }
-      st->prog->launch(st->in_ptr, st->out_ptr);
-      MDH_CU(cuCtxSynchronize);
-      std::int64_t L = tuning::reduction_length(c, sizes);
-      for (std::size_t r = 0; r < data.expected.size(); ++r) {
-        host_buffer got(data.expected[r].type(), data.expected[r].shape());
-        st->out[r].download(
-            std::span<unsigned char>(static_cast<unsigned char*>(got.data()), got.bytes()));
-        if (auto why = tuning::compare(got, data.expected[r], L); !why.empty())
-          throw error(name + ": output '" + c.outputs[r].name +
-                      "' differs from the reference: " + why);
-      }
-      g.steps.push_back(std::move(st));
-    } catch (const std::exception& e) {
-      g.error = e.what();
-    }
-  });
+  ops::for_each_benchmark_case_of_every_type(
+      [&](std::string_view full, const auto& comp, const auto& sizes) {
+        std::string name(full), base = name.substr(0, name.find('/'));
+        if (!only.empty() && !only.count(base)) return;
+        if (!groups.count(base)) order.push_back(base);
+        group& g = groups[base];
+        if (!g.error.empty()) return;
+        try {
+          const auto& c = comp.ir();  // a computation, or a fused pair (softmax, layernorm)
+          auto folder = bench::params_folder(params, tuning::workload::of(c, sizes));
+          auto kernel = mdh::load_kernel(comp, sizes, folder, dev);
+          auto st = std::make_unique<step>();
+          st->prog = std::move(kernel.program);
+          st->config = kernel.choice.config;
+          st->origin = kernel.choice.origin;
+          auto data = tuning::make_workload_data(comp, sizes, 1234);
+          for (auto& b : data.inputs) {
+            st->in.emplace_back(std::span<const unsigned char>(
+                static_cast<const unsigned char*>(b.data()), b.bytes()));
+            st->in_ptr.push_back(st->in.back().get());
+          }
+          for (auto& b : data.expected) {
+            st->out.emplace_back(b.bytes());
+            MDH_CU(cuMemsetD8, st->out.back().get(), 0xFF, b.bytes());  // NaN poison
+            st->out_ptr.push_back(st->out.back().get());
+          }
+          st->prog->launch(st->in_ptr, st->out_ptr);
+          MDH_CU(cuCtxSynchronize);
+          std::int64_t L = tuning::reduction_length(c, sizes);
+          for (std::size_t r = 0; r < data.expected.size(); ++r) {
+            host_buffer got(data.expected[r].type(), data.expected[r].shape());
+            st->out[r].download(
+                std::span<unsigned char>(static_cast<unsigned char*>(got.data()), got.bytes()));
+            if (auto why = tuning::compare(got, data.expected[r], L); !why.empty())
+              throw error(name + ": output '" + c.outputs[r].name +
+                          "' differs from the reference: " + why);
+          }
+          g.steps.push_back(std::move(st));
+        } catch (const std::exception& e) {
+          g.error = e.what();
+        }
+      });
 
   bench::l2_flush flush(flush_mode, lim.arch());
   tuning::cuda_timing timing;

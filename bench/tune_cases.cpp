@@ -72,30 +72,31 @@ int main(int argc, char** argv) {
   std::vector<atf::background_work> compiling;
   std::printf("%-28s %8s %8s %8s %10s %12s %12s  %s\n", "case", "evals", "valid", "resumed",
               "evals/s", "best us", "default us", "chosen");
-  ops::for_each_benchmark_case([&](std::string_view full, const auto& comp, const auto& sizes) {
-    std::string name(full), base = name.substr(0, name.find('/'));
-    if (!only.empty() && !only.count(base)) return;
-    tuning::tune_options opt;
-    opt.seconds = seconds;
-    opt.more_seconds = more;
-    opt.progress = atf::progress_mode::off;
-    auto w = tuning::workload::of(comp.ir(), sizes);
-    auto folder = bench::params_folder(params, w);  // params/h200, params/h200/bf16, .../tf32
-    opt.parameter_file = folder / tuning::file_name(w);
-    opt.log = folder / "logs" / (tuning::file_name(w) + ".log.jsonl");
-    try {
-      auto r = tuning::tune(comp, sizes, target, opt);
-      compiling.push_back(r.run.background);
-      std::printf("%-28s %8llu %8llu %8llu %10.1f %12.2f %12.2f  %s\n", name.c_str(),
-                  (unsigned long long)r.run.evaluations, (unsigned long long)r.run.valid,
-                  (unsigned long long)r.run.resumed,
-                  r.run.seconds > 0 ? double(r.run.measured) / r.run.seconds : 0.0, r.record.cost,
-                  r.record.tuning.value("default_cost", 0.0),
-                  r.record.tuning.value("chosen", "").c_str());
-    } catch (const std::exception& e) {
-      std::printf("%-28s failed: %s\n", name.c_str(), e.what());
-    }
-    std::fflush(stdout);
-  });
+  ops::for_each_benchmark_case_of_every_type(
+      [&](std::string_view full, const auto& comp, const auto& sizes) {
+        std::string name(full), base = name.substr(0, name.find('/'));
+        if (!only.empty() && !only.count(base)) return;
+        tuning::tune_options opt;
+        opt.seconds = seconds;
+        opt.more_seconds = more;
+        opt.progress = atf::progress_mode::off;
+        auto w = tuning::workload::of(comp.ir(), sizes);
+        auto folder = bench::params_folder(params, w);  // params/h200, params/h200/bf16, .../tf32
+        opt.parameter_file = folder / tuning::file_name(w);
+        opt.log = folder / "logs" / (tuning::file_name(w) + ".log.jsonl");
+        try {
+          auto r = tuning::tune(comp, sizes, target, opt);
+          compiling.push_back(r.run.background);
+          std::printf("%-28s %8llu %8llu %8llu %10.1f %12.2f %12.2f  %s\n", name.c_str(),
+                      (unsigned long long)r.run.evaluations, (unsigned long long)r.run.valid,
+                      (unsigned long long)r.run.resumed,
+                      r.run.seconds > 0 ? double(r.run.measured) / r.run.seconds : 0.0,
+                      r.record.cost, r.record.tuning.value("default_cost", 0.0),
+                      r.record.tuning.value("chosen", "").c_str());
+        } catch (const std::exception& e) {
+          std::printf("%-28s failed: %s\n", name.c_str(), e.what());
+        }
+        std::fflush(stdout);
+      });
   return 0;
 }

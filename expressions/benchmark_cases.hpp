@@ -138,12 +138,19 @@ void for_each_tf32_case(Visit&& visit) {
   for_each_any_shape_case(renamed);
 }
 
-// Every case of bench/cases.json: those of benchmarks.md, the any_shape suite, then the bf16 and
-// tf32 variants of issue 18.
+// The float32 cases of bench/cases.json: those of benchmarks.md, then the any_shape suite (what
+// the backends' tests sweep and pin).
 template <class Visit>
 void for_each_benchmark_case(Visit&& visit) {
   for_each_benchmarks_md_case(visit);
   for_each_any_shape_case(visit);
+}
+
+// Every case of bench/cases.json: the float32 ones, then their bf16 and tf32 variants (issue 18):
+// what the benchmark drivers (bench/mdh_bench, bench/tune_cases) run.
+template <class Visit>
+void for_each_benchmark_case_of_every_type(Visit&& visit) {
+  for_each_benchmark_case(visit);
   for_each_bf16_case(visit);
   for_each_tf32_case(visit);
 }
