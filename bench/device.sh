@@ -15,8 +15,10 @@
 #            flush and after a read-only flush, twice alternating (bench/l2_flush.hpp)
 #   bench  - our kernels (parameter files in params/h200) and the peers in the same run, then
 #            bench/RESULTS.md and a short table (BENCH_CASES=a,b: only those, on every side)
-# TUNE_SUITE / BENCH_SUITE=any_shape (suites of bench/cases.json) add that suite's cases to
-# TUNE_CASES / BENCH_CASES.
+# TUNE_SUITE / BENCH_SUITE=any_shape (suites of bench/cases.json: bert, sc21, toplas, any_shape,
+# bf16, tf32; comma-separated) add that suite's cases to TUNE_CASES / BENCH_CASES; TUNE_TARGETS /
+# BENCH_TARGETS=lp_memory,... keep only the suite's cases with one of those targets (to split a
+# suite over calls). The bf16 and tf32 cases (issue 18) tune into $TUNE_PARAMS/bf16 and /tf32.
 # usage: OUT=dir bash bench/device.sh tests tune bench      (OUT defaults to ./device-out)
 # COMMIT=hash names the commit in RESULTS.md (the device copy's .git may be older than the tree)
 set -uo pipefail
@@ -31,12 +33,14 @@ stamp() { echo "[device.sh $(($(date +%s) - t0))s] $*"; }
 # TUNE_SUITE / BENCH_SUITE as case names (bench/peers/cases.py --names); a failure stops here,
 # since an empty list would select every case.
 if [ -n "${TUNE_SUITE:-}" ]; then
-  names=$(python3 bench/peers/cases.py --names --suite "$TUNE_SUITE") && [ -n "$names" ] ||
+  names=$(python3 bench/peers/cases.py --names --suite "$TUNE_SUITE" --targets "${TUNE_TARGETS:-}") &&
+    [ -n "$names" ] ||
     { echo "TUNE_SUITE=$TUNE_SUITE: no cases"; exit 2; }
   TUNE_CASES=${TUNE_CASES:+$TUNE_CASES,}$names
 fi
 if [ -n "${BENCH_SUITE:-}" ]; then
-  names=$(python3 bench/peers/cases.py --names --suite "$BENCH_SUITE") && [ -n "$names" ] ||
+  names=$(python3 bench/peers/cases.py --names --suite "$BENCH_SUITE" --targets "${BENCH_TARGETS:-}") &&
+    [ -n "$names" ] ||
     { echo "BENCH_SUITE=$BENCH_SUITE: no cases"; exit 2; }
   BENCH_CASES=${BENCH_CASES:+$BENCH_CASES,}$names
 fi

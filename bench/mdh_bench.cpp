@@ -3,6 +3,7 @@
 // file (or the default configuration, said in the output), checks the kernel against the CPU
 // reference, and times it the way the peers are timed: per call (L2 flushed by a 256 MB memset,
 // events around the launches) and by CUDA-graph replay (kernel time only); medians.
+// The bf16 and tf32 variants (issue 18) read their files from DIR/bf16 and DIR/tf32.
 //   mdh_bench [--params DIR=params/h200] [--out FILE=ours.json] [--cases a,b,...] [--reps N=50]
 //             [--flush memset|read]   (bench/l2_flush.hpp: read is a diagnostic; memset is the
 //             method) [--list]   (--list: the cases, of --cases, and exit; no GPU needed)
@@ -114,46 +115,48 @@ int main(int argc, char** argv) {
                        std::to_string(lim.cc_major) + "." + std::to_string(lim.cc_minor)};
   std::map<std::string, group> groups;
   std::vector<std::string> order;
-  ops::for_each_benchmark_case([&](std::string_view full, const auto& comp, const auto& sizes) {
-    std::string name(full), base = name.substr(0, name.find('/'));
-    if (!only.empty() && !only.count(base)) return;
-    if (!groups.count(base)) order.push_back(base);
-    group& g = groups[base];
-    if (!g.error.empty()) return;
-    try {
-      const auto& c = comp.ir();  // a computation, or a fused pair (softmax, layernorm)
-      auto kernel = mdh::load_kernel(comp, sizes, params, dev);
-      auto st = std::make_unique<step>();
-      st->prog = std::move(kernel.program);
-      st->config = kernel.choice.config;
-      st->origin = kernel.choice.origin;
-      auto data = tuning::make_workload_data(comp, sizes, 1234);
-      for (auto& b : data.inputs) {
-        st->in.emplace_back(
-            std::span<const unsigned char>(static_cast<const unsigned char*>(b.data()), b.bytes()));
-        st->in_ptr.push_back(st->in.back().get());
-      }
-      for (auto& b : data.expected) {
-        st->out.emplace_back(b.bytes());
-        MDH_CU(cuMemsetD8, st->out.back().get(), 0xFF, b.bytes());  // NaN poison
-        st->out_ptr.push_back(st->out.back().get());
-      }
-      st->prog->launch(st->in_ptr, st->out_ptr);
-      MDH_CU(cuCtxSynchronize);
-      std::int64_t L = tuning::reduction_length(c, sizes);
-      for (std::size_t r = 0; r < data.expected.size(); ++r) {
-        host_buffer got(data.expected[r].type(), data.expected[r].shape());
-        st->out[r].download(
-            std::span<unsigned char>(static_cast<unsigned char*>(got.data()), got.bytes()));
-        if (auto why = tuning::compare(got, data.expected[r], L); !why.empty())
-          throw error(name + ": output '" + ir::kernel_outputs(c)[r].name +
-                      "' differs from the reference: " + why);
-      }
-      g.steps.push_back(std::move(st));
-    } catch (const std::exception& e) {
-      g.error = e.what();
-    }
-  });
+  ops::for_each_benchmark_case_of_every_type(
+      [&](std::string_view full, const auto& comp, const auto& sizes) {
+        std::string name(full), base = name.substr(0, name.find('/'));
+        if (!only.empty() && !only.count(base)) return;
+        if (!groups.count(base)) order.push_back(base);
+        group& g = groups[base];
+        if (!g.error.empty()) return;
+        try {
+          const auto& c = comp.ir();  // a computation, or a fused pair (softmax, layernorm)
+          auto folder = bench::params_folder(params, tuning::workload::of(c, sizes));
+          auto kernel = mdh::load_kernel(comp, sizes, folder, dev);
+          auto st = std::make_unique<step>();
+          st->prog = std::move(kernel.program);
+          st->config = kernel.choice.config;
+          st->origin = kernel.choice.origin;
+          auto data = tuning::make_workload_data(comp, sizes, 1234);
+          for (auto& b : data.inputs) {
+            st->in.emplace_back(std::span<const unsigned char>(
+                static_cast<const unsigned char*>(b.data()), b.bytes()));
+            st->in_ptr.push_back(st->in.back().get());
+          }
+          for (auto& b : data.expected) {
+            st->out.emplace_back(b.bytes());
+            MDH_CU(cuMemsetD8, st->out.back().get(), 0xFF, b.bytes());  // NaN poison
+            st->out_ptr.push_back(st->out.back().get());
+          }
+          st->prog->launch(st->in_ptr, st->out_ptr);
+          MDH_CU(cuCtxSynchronize);
+          std::int64_t L = tuning::reduction_length(c, sizes);
+          for (std::size_t r = 0; r < data.expected.size(); ++r) {
+            host_buffer got(data.expected[r].type(), data.expected[r].shape());
+            st->out[r].download(
+                std::span<unsigned char>(static_cast<unsigned char*>(got.data()), got.bytes()));
+            if (auto why = tuning::compare(got, data.expected[r], L); !why.empty())
+              throw error(name + ": output '" + ir::kernel_outputs(c)[r].name +
+                          "' differs from the reference: " + why);
+          }
+          g.steps.push_back(std::move(st));
+        } catch (const std::exception& e) {
+          g.error = e.what();
+        }
+      });
 
   bench::l2_flush flush(flush_mode, lim.arch());
   tuning::cuda_timing timing;
@@ -164,7 +167,7 @@ int main(int argc, char** argv) {
   out["compute_capability"] = id.compute_capability;
   out["params"] = params;
   out["flush"] = flush.mode();
-  std::printf("%-22s %12s %12s  %s\n", "case", "per call us", "graph us", "configuration");
+  std::printf("%-28s %12s %12s  %s\n", "case", "per call us", "graph us", "configuration");
   for (auto& name : order) {
     group& g = groups[name];
     nlohmann::json j;
@@ -188,10 +191,10 @@ int main(int argc, char** argv) {
     if (!g.error.empty()) j["error"] = g.error;
     out["cases"][name] = j;
     if (j["ok"].get<bool>())
-      std::printf("%-22s %12.2f %12.2f  %s\n", name.c_str(), j["per_call_us"].get<double>(),
+      std::printf("%-28s %12.2f %12.2f  %s\n", name.c_str(), j["per_call_us"].get<double>(),
                   j["graph_us"].get<double>(), j["tuned"].get<bool>() ? "tuned" : "default");
     else
-      std::printf("%-22s %12s %12s  %s\n", name.c_str(), "-", "-", g.error.substr(0, 200).c_str());
+      std::printf("%-28s %12s %12s  %s\n", name.c_str(), "-", "-", g.error.substr(0, 200).c_str());
   }
   std::ofstream(out_path) << out.dump(2) << "\n";
   return 0;

@@ -5,6 +5,8 @@
   python3 bench/report.py [--ours ours.json] [--vendor vendor.json] [--frameworks frameworks.json]
                           [--out bench/RESULTS.md] [--json PATH] [--commit SHA] [--no-git]
                           [--cases a,b] [--suite any_shape]
+--ours / --vendor / --frameworks take several files each (one device call per suite, say): their
+cases are merged, and a note says so.
 
 Inputs (any may be missing or partial; what is absent shows as "–"):
   ours        the lead's C++ bench: {"device", "cases": {name: {"per_call_us", "graph_us", "config",
@@ -12,9 +14,11 @@ Inputs (any may be missing or partial; what is absent shows as "–"):
   vendor      bench/peers/vendor.cu: cuBLAS / cuBLASLt / cuDNN and the measured ceilings
   frameworks  bench/peers/frameworks.py: PyTorch eager, torch.compile, JAX
 The cases, their bytes and flops (for the floors) and the targets come from bench/cases.json.
-The floor of a case is max(bytes / copy rate, flops / SGEMM rate) with the rates measured in the
-same run (vendor.json), else the H200 reference rates of benchmarks.md (said so in the output).
-Ratios are best peer / ours: above 1 means ours is faster. Only the standard library is used.
+The floor of a case is max(bytes / copy rate, flops / GEMM rate of the case's type: fp32 SGEMM,
+bf16 or TF32 GEMM at 8192^3) with the rates measured in the same run (vendor.json), else the H200
+reference rates (said so in the output). Each type (float32, bf16, tf32: the cases' "type") gets
+its own tables. Ratios are best peer / ours: above 1 means ours is faster. Only the standard
+library is used.
 """
 import argparse
 import datetime
@@ -36,6 +40,10 @@ VENDOR_LIBS = ("cublas", "cublaslt", "cudnn")
 FW_PEERS = ("eager", "compile", "jax")
 PEER_LABEL = {"cublas": "cuBLAS", "cublaslt": "cuBLASLt", "cudnn": "cuDNN", "eager": "eager",
               "compile": "compile", "jax": "JAX"}
+TYPE_TITLE = {"f32": "float32 (TF32 off on all sides)",
+              "bf16": "bf16 (bf16 inputs and outputs, fp32 accumulation on all sides)",
+              "tf32": "tf32 (fp32 storage, inputs read as TF32 on all sides)"}
+GEMM_LABEL = {"f32": "fp32 SGEMM", "bf16": "bf16 GEMM", "tf32": "TF32 GEMM"}
 
 
 def load_json(path):
@@ -46,6 +54,31 @@ def load_json(path):
             return json.load(f), None
     except Exception as e:  # a run cut off mid-write, say
         return None, f"{path}: {type(e).__name__}: {e}"
+
+
+def load_merged(paths):
+    """One or more result files of the same kind (runs of different suites, e.g. one device call
+    for bf16 and one for tf32) as one: their cases together (a later file's case replaces an
+    earlier one's), the other top-level fields from the first file that has them, the ceilings
+    merged the same way. (None, why) when none can be read; paths that cannot, in the notes."""
+    paths = paths if isinstance(paths, list) else [paths]
+    merged, why = None, []
+    for p in paths:
+        d, e = load_json(p)
+        if d is None:
+            why.append(e)
+            continue
+        if merged is None:
+            merged = dict(d, cases=dict(d.get("cases") or {}), ceilings=dict(d.get("ceilings") or {}))
+            continue
+        merged["cases"].update(d.get("cases") or {})
+        for k, v in (d.get("ceilings") or {}).items():
+            merged["ceilings"].setdefault(k, v)
+        for k, v in d.items():
+            merged.setdefault(k, v)
+    if merged is not None and len(paths) > 1:
+        merged["merged_from"] = paths
+    return merged, "; ".join(why) if why else None
 
 
 def num(x):
@@ -111,8 +144,8 @@ def evaluate_targets(case, row, copy_Bps):
                 out[t] = (None, "no eager or compile time")
             else:
                 out[t] = (e / o >= 3.0 and o < c, f"{e / o:.2f}× eager (need ≥ 3×), {c / o:.2f}× compile (need > 1×)")
-        elif t in ("product_large", "product_small"):
-            need = 0.9 if t == "product_large" else 1.0
+        elif t in ("product_large", "product_small", "lp_product_large", "lp_product_small"):
+            need = 0.9 if t in ("product_large", "lp_product_large") else 1.0
             if not vend_blas:
                 out[t] = (None, "no cuBLAS time")
             else:
@@ -153,6 +186,9 @@ def evaluate_targets(case, row, copy_Bps):
             out[t] = ((None, "no time of ours for the plain product " + str(case.get("plain_case")))
                       if not num(pl) else
                       (o <= 1.05 * pl, f"{o / pl:.3f}× our plain {case.get('plain_case')} (need ≤ 1.05×)"))
+        elif t == "lp_memory":
+            b = row["best_peer"]
+            out[t] = (None, "no peer time") if not num(b) else (b / o >= 1.0, f"{b / o:.2f}× best peer (need ≥ 1.0×)")
         elif t == "conv":
             d = p.get("cudnn")
             out[t] = (None, "no cuDNN time") if not num(d) else (d / o >= 1.0, f"{d / o:.2f}× cuDNN (need ≥ 1×)")
@@ -177,12 +213,16 @@ def build(args):
     # --cases / --suite: a report of those cases only (a run that measured only them)
     doc = dict(doc, cases=cases_mod.select(doc, cases_mod.split(args.cases), cases_mod.split(args.suite)))
     notes = []
-    ours, e1 = load_json(args.ours)
-    vendor, e2 = load_json(args.vendor)
-    fw, e3 = load_json(args.frameworks)
+    ours, e1 = load_merged(args.ours)
+    vendor, e2 = load_merged(args.vendor)
+    fw, e3 = load_merged(args.frameworks)
     for d, e, what in ((ours, e1, "ours"), (vendor, e2, "vendor"), (fw, e3, "frameworks")):
         if d is None:
             notes.append(f"No {what} results ({e}).")
+        elif e:
+            notes.append(f"Some {what} results could not be read ({e}).")
+        if d is not None and d.get("merged_from"):
+            notes.append(f"{what}: {len(d['merged_from'])} runs merged ({', '.join(d['merged_from'])}).")
     ours_cases = (ours or {}).get("cases", {}) or {}
     vend_cases = (vendor or {}).get("cases", {}) or {}
     fw_cases = (fw or {}).get("cases", {}) or {}
@@ -194,6 +234,14 @@ def build(args):
         ceil_src = "NOT measured in this run; benchmarks.md's H200 reference rates"
         copy_Bps = copy_Bps if num(copy_Bps) else cases_mod.REF_COPY_BYTES_PER_S
         sgemm = sgemm if num(sgemm) else cases_mod.REF_SGEMM_FLOPS_PER_S
+    types = [t for t in cases_mod.TYPES if any(cases_mod.type_of(c) == t for c in doc["cases"])]
+    # the GEMM rate of each type present: measured in this run, else the reference
+    gemm_rates = {}
+    for t in types:
+        key, ref = cases_mod.COMPUTE_CEILING[t]
+        v = sgemm if t == "f32" else ce.get(key)
+        gemm_rates[t] = {"flops_per_s": v if num(v) else ref, "measured": num(v) and ceil_src.startswith("measured"),
+                         "error": ce.get(key.replace("_flops_per_s", "_error"))}
 
     device = next((d.get("device") for d in (ours, vendor, fw) if d and d.get("device")), None)
     commit = args.commit or (None if args.no_git else git("rev-parse", "--short=12", "HEAD"))
@@ -202,7 +250,9 @@ def build(args):
     date = args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
 
     res = {"device": device, "date": date, "commit": commit,
-           "ceilings": {"copy_bytes_per_s": copy_Bps, "sgemm_flops_per_s": sgemm, "source": ceil_src},
+           "ceilings": {"copy_bytes_per_s": copy_Bps, "sgemm_flops_per_s": sgemm, "source": ceil_src,
+                        "gemm_by_type": gemm_rates},
+           "types": types,
            "inputs": {"ours": args.ours, "vendor": args.vendor, "frameworks": args.frameworks},
            "versions": {"vendor": {k: (vendor or {}).get(k) for k in ("cuda_runtime", "cuda_driver", "cublas_version",
                                                                     "cudnn_version")},
@@ -217,9 +267,10 @@ def build(args):
     errors = []  # (case, who, message)
     for c in doc["cases"]:
         name = c["name"]
-        floor = cases_mod.floor_us(c, copy_Bps, sgemm)
+        floor = cases_mod.floor_us(c, copy_Bps, gemm_rates[cases_mod.type_of(c)]["flops_per_s"])
         oc = ours_cases.get(name)
-        rc = {"suite": c.get("suite"), "op": c["op"], "sizes": c["sizes"], "floor_us": floor,
+        rc = {"suite": c.get("suite"), "type": cases_mod.type_of(c), "op": c["op"], "sizes": c["sizes"],
+              "floor_us": floor,
               "targets": c.get("targets", []), "config": (oc or {}).get("config")}
         if isinstance(oc, dict) and oc.get("ok") is False:
             errors.append((name, "ours", oc.get("error") or "failed"))
@@ -230,9 +281,12 @@ def build(args):
                 o = o if num(o) else None
             peers = {}
             for lib in VENDOR_LIBS:
-                t, err = peer_time(vend_cases.get(name, {}).get(lib), mode)
+                ent = vend_cases.get(name, {}).get(lib)
+                t, err = peer_time(ent, mode)
                 if err and (mode == "per_call" or err.startswith("graph: ")):
                     errors.append((name, PEER_LABEL[lib], err))
+                if mode == "per_call" and isinstance(ent, dict) and str(ent.get("precision_used", "")).startswith("fp32"):
+                    errors.append((name, PEER_LABEL[lib], "note: " + ent["precision_used"]))
                 if t is not None:
                     peers[lib] = t
             for p in FW_PEERS:
@@ -242,6 +296,8 @@ def build(args):
                     errors.append((name, PEER_LABEL[p], err))
                 if mode == "per_call" and isinstance(ent, dict) and ent.get("warning"):
                     errors.append((name, PEER_LABEL[p], "warning: " + str(ent["warning"])))
+                if mode == "per_call" and isinstance(ent, dict) and str(ent.get("precision_used", "")).startswith("fp32"):
+                    errors.append((name, PEER_LABEL[p], "note: " + ent["precision_used"]))
                 if t is not None:
                     peers[p] = t
             best_name = min(peers, key=peers.get) if peers else None
@@ -260,20 +316,71 @@ def build(args):
             rc[mode] = row
         res["cases"][name] = rc
 
-    # class-level: the memory-bound geomean
-    for mode in MODES:
-        sp = [res["cases"][c["name"]][mode]["speedup"] for c in doc["cases"] if "memory_bound" in c.get("targets", [])]
+    # class-level: the memory-bound geomean (of the fp32 class), and the targets, over all cases
+    # ("summary") and per type ("summary_by_type")
+    def summarize(names, mode):
+        rows = [res["cases"][n] for n in names]
+        sp = [r[mode]["speedup"] for n, r in zip(names, rows) if "memory_bound" in r["targets"]]
         g = geomean(sp)
         complete = all(num(x) for x in sp)
-        res["summary"][mode] = {
-            "memory_bound_geomean": g, "memory_bound_cases_timed": sum(num(x) for x in sp),
-            "memory_bound_cases": len(sp),
-            "memory_bound_geomean_met": (g >= 1.5) if (g is not None and complete) else None,
-            "targets_met": sum(1 for r in res["cases"].values() for t in r[mode]["targets"].values() if t["met"] is True),
-            "targets_missed": sum(1 for r in res["cases"].values() for t in r[mode]["targets"].values() if t["met"] is False),
-            "targets_unknown": sum(1 for r in res["cases"].values() for t in r[mode]["targets"].values() if t["met"] is None)}
+        met = [t["met"] for r in rows for t in r[mode]["targets"].values()]
+        return {"memory_bound_geomean": g, "memory_bound_cases_timed": sum(num(x) for x in sp),
+                "memory_bound_cases": len(sp),
+                "memory_bound_geomean_met": (g >= 1.5) if (g is not None and complete) else None,
+                "targets_met": sum(1 for v in met if v is True),
+                "targets_missed": sum(1 for v in met if v is False),
+                "targets_unknown": sum(1 for v in met if v is None)}
+    res["summary_by_type"] = {}
+    for mode in MODES:
+        res["summary"][mode] = summarize([c["name"] for c in doc["cases"]], mode)
+        for t in types:
+            res["summary_by_type"].setdefault(t, {})[mode] = summarize(
+                [c["name"] for c in doc["cases"] if cases_mod.type_of(c) == t], mode)
     res["errors"] = [{"case": a, "who": b, "error": e} for a, b, e in errors]
     return doc, res
+
+
+def mode_table(res, cases, mode, summary, h):
+    """The lines of one mode's table (per call or graph) over `cases`, with its summary."""
+    L = []
+    L.append(f"{h} {MODE_TITLE[mode]}")
+    L.append("")
+    L.append("| case | floor | ours | cuBLAS/cuDNN | eager | compile | JAX | best peer | best peer / ours | "
+             "ours at floor | target |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|:-:|")
+    for c in cases:
+        r = res["cases"][c["name"]]
+        row = r[mode]
+        p = row["peers"]
+        vn = row["vendor_best_name"]
+        vcell = DASH if not vn else f"{fmt_us(row['vendor_best'])} ({PEER_LABEL[vn]})"
+        bcell = DASH if not row["best_peer_name"] else PEER_LABEL[row["best_peer_name"]]
+        star = "*" if c.get("floor_note") else ""
+        L.append(f"| {c['name']} | {fmt_us(r['floor_us'])}{star} | {fmt_us(row['ours'])} | {vcell} | "
+                 f"{fmt_us(p.get('eager'))} | {fmt_us(p.get('compile'))} | {fmt_us(p.get('jax'))} | {bcell} | "
+                 f"{fmt_ratio(row['speedup'])} | "
+                 f"{(format(row['floor_over_ours'], '.0%') if num(row['floor_over_ours']) else DASH)} | "
+                 f"{verdict_mark(row['targets'])} |")
+    s = summary
+    g = s["memory_bound_geomean"]
+    L.append("")
+    for c in cases:
+        if c.get("floor_note"):
+            L.append(f"\\* {c['name']}: {c['floor_note']}.")
+            L.append("")
+    geo = ("" if not s["memory_bound_cases"] else
+           f"Memory-bound and fused cases: geomean best peer / ours = {fmt_ratio(g)} over "
+           f"{s['memory_bound_cases_timed']} of {s['memory_bound_cases']} cases (target ≥ 1.5×"
+           + ("" if s["memory_bound_geomean_met"] is None else
+              (": met" if s["memory_bound_geomean_met"] else ": missed")) + "). ")
+    L.append(geo + f"Targets met {s['targets_met']}, missed {s['targets_missed']}, without data "
+             f"{s['targets_unknown']}.")
+    if mode == "graph":
+        L.append("")
+        L.append("JAX has no graph replay here: its column in this table is the dispatch-overlapped time "
+                 "(a host-clock loop of flush + call minus a loop of flushes, per iteration).")
+    L.append("")
+    return L
 
 
 def markdown(doc, res):
@@ -303,8 +410,21 @@ def markdown(doc, res):
         L.append(f"- software: {', '.join(parts)}")
     L.append(f"- ceilings ({ce['source']}): device copy {ce['copy_bytes_per_s'] / 1e12:.2f} TB/s (bytes read + "
              f"written), fp32 SGEMM {ce['sgemm_flops_per_s'] / 1e12:.1f} TFLOP/s (8192³, no TF32)")
-    L.append("- floor = max(bytes moved once / copy rate, flops / SGEMM rate); everything float32, TF32 off "
-             "on all sides; times are medians in µs with the L2 flushed before every repetition")
+    types = res.get("types") or ["f32"]
+    for t in types:
+        if t == "f32":
+            continue
+        g = ce["gemm_by_type"][t]
+        how = ("measured in this run (cublasGemmEx 8192³)" if g["measured"] else
+               "NOT measured in this run: the reference rate" + (f" ({g['error']})" if g.get("error") else ""))
+        L.append(f"- {GEMM_LABEL[t]} ceiling: {g['flops_per_s'] / 1e12:.0f} TFLOP/s, {how}")
+    if types == ["f32"]:
+        L.append("- floor = max(bytes moved once / copy rate, flops / SGEMM rate); everything float32, TF32 off "
+                 "on all sides; times are medians in µs with the L2 flushed before every repetition")
+    else:
+        L.append("- floor = max(bytes moved once / copy rate, flops / the GEMM rate of the case's type); bf16 "
+                 "cases move 2-byte elements; each type has its own tables, every side in the same precision; "
+                 "times are medians in µs with the L2 flushed before every repetition")
     cal = res.get("calibration") or {}
     cparts = []
     for key, label in (("vendor_one_element_kernel", "a CUDA kernel launch"),
@@ -318,48 +438,21 @@ def markdown(doc, res):
     for n in res["notes"]:
         L.append(f"- note: {n}")
     L.append("")
-    for mode in MODES:
-        L.append(f"## {MODE_TITLE[mode]}")
-        L.append("")
-        L.append("| case | floor | ours | cuBLAS/cuDNN | eager | compile | JAX | best peer | best peer / ours | "
-                 "ours at floor | target |")
-        L.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|:-:|")
-        for c in doc["cases"]:
-            r = res["cases"][c["name"]]
-            row = r[mode]
-            p = row["peers"]
-            vn = row["vendor_best_name"]
-            vcell = DASH if not vn else f"{fmt_us(row['vendor_best'])} ({PEER_LABEL[vn]})"
-            bcell = DASH if not row["best_peer_name"] else PEER_LABEL[row["best_peer_name"]]
-            star = "*" if c.get("floor_note") else ""
-            L.append(f"| {c['name']} | {fmt_us(r['floor_us'])}{star} | {fmt_us(row['ours'])} | {vcell} | "
-                     f"{fmt_us(p.get('eager'))} | {fmt_us(p.get('compile'))} | {fmt_us(p.get('jax'))} | {bcell} | "
-                     f"{fmt_ratio(row['speedup'])} | "
-                     f"{(format(row['floor_over_ours'], '.0%') if num(row['floor_over_ours']) else DASH)} | "
-                     f"{verdict_mark(row['targets'])} |")
-        s = res["summary"][mode]
-        g = s["memory_bound_geomean"]
-        L.append("")
-        for c in doc["cases"]:
-            if c.get("floor_note"):
-                L.append(f"\\* {c['name']}: {c['floor_note']}.")
-                L.append("")
-        geo = ("" if not s["memory_bound_cases"] else
-               f"Memory-bound and fused cases: geomean best peer / ours = {fmt_ratio(g)} over "
-               f"{s['memory_bound_cases_timed']} of {s['memory_bound_cases']} cases (target ≥ 1.5×"
-               + ("" if s["memory_bound_geomean_met"] is None else
-                  (": met" if s["memory_bound_geomean_met"] else ": missed")) + "). ")
-        L.append(geo + f"Targets met {s['targets_met']}, missed {s['targets_missed']}, without data "
-                 f"{s['targets_unknown']}.")
-        if mode == "graph":
+    for ty in types:
+        tcases = [c for c in doc["cases"] if cases_mod.type_of(c) == ty]
+        h = "##"
+        if len(types) > 1:
+            L.append(f"## {TYPE_TITLE[ty]}")
             L.append("")
-            L.append("JAX has no graph replay here: its column in this table is the dispatch-overlapped time "
-                     "(a host-clock loop of flush + call minus a loop of flushes, per iteration).")
-        L.append("")
+            h = "###"
+        for mode in MODES:
+            L += mode_table(res, tcases, mode, res["summary_by_type"][ty][mode], h)
     L.append("## Targets")
     L.append("")
+    used = {t for c in doc["cases"] for t in c.get("targets", [])}
     for k, v in doc.get("targets", {}).items():
-        L.append(f"- `{k}`: {v}")
+        if k in used:  # the targets of the cases reported
+            L.append(f"- `{k}`: {v}")
     L.append("")
     L.append("| case | target | per call | graph |")
     L.append("|---|---|---|---|")
@@ -391,15 +484,32 @@ def markdown(doc, res):
              "`cudnn.benchmark` on; torch.compile default mode, warmed up; JAX: `jax.jit`, precision "
              "'highest'. Each peer's output is checked against float64 (fp32 error ~1e-7; a peer above "
              "1e-4 is reported as an error, not timed).")
+    if "bf16" in types:
+        L.append("- bf16 cases: inputs and outputs bfloat16, sums in fp32 everywhere. cuBLAS: `cublasGemmEx` / "
+                 "`cublasGemmStridedBatchedEx` with CUDA_R_16BF and CUBLAS_COMPUTE_32F "
+                 "(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION), `cublasDotEx` (fp32 execution), matvec as "
+                 "`cublasGemmEx` with n = 1; cuBLASLt: the same types, split-K reductions in fp32 only; cuDNN: bf16 "
+                 "tensors, fp32 compute, the fastest algorithm of any math type; PyTorch: bf16 tensors, "
+                 "`allow_bf16_reduced_precision_reduction` off; JAX: bf16 arrays, "
+                 "`default_matmul_precision('default')`. A peer above 1.5e-2 relative error is an error.")
+    if "tf32" in types:
+        L.append("- tf32 cases: fp32 storage, inputs read as TF32. cuBLAS/cuBLASLt: CUBLAS_COMPUTE_32F_FAST_TF32; "
+                 "cuDNN: CUDNN_TENSOR_OP_MATH, the fastest algorithm of any math type; PyTorch: "
+                 "`allow_tf32` on (matmul and cuDNN), float32 matmul precision 'high', for these cases only; JAX: "
+                 "`default_matmul_precision('tensorfloat32')`; `NVIDIA_TF32_OVERRIDE` unset for such a run. A peer "
+                 "above 5e-3 relative error is an error; one whose error is fp32's is timed and named under Errors "
+                 "(\"TF32 was not used\").")
     L.append("")
     return "\n".join(L)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ours", default=None, help="the lead's C++ bench JSON")
-    ap.add_argument("--vendor", default=os.path.join(HERE, "peers", "last_run", "vendor.json"))
-    ap.add_argument("--frameworks", default=os.path.join(HERE, "peers", "last_run", "frameworks.json"))
+    ap.add_argument("--ours", default=None, nargs="+", help="the lead's C++ bench JSON (several: merged)")
+    ap.add_argument("--vendor", default=[os.path.join(HERE, "peers", "last_run", "vendor.json")], nargs="+",
+                    help="vendor.json (several: merged, the ceilings from the first that has each)")
+    ap.add_argument("--frameworks", default=[os.path.join(HERE, "peers", "last_run", "frameworks.json")],
+                    nargs="+", help="frameworks.json (several: merged)")
     ap.add_argument("--cases-json", default=cases_mod.CASES_JSON)
     ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--json", default=None, help="default: --out with .json")

@@ -2,7 +2,8 @@
 // Tunes the benchmark cases on this machine's GPUs (one measuring worker per visible GPU, NVRTC
 // compiles on all CPU cores) and writes their parameter files; a case whose log exists resumes.
 //   tune_cases [--seconds S=60] [--more S] [--params DIR=params/h200] [--cases a,b,...] [--list]
-// --list prints the cases (of --cases) and exits; it needs no GPU.
+// --list prints the cases (of --cases) and exits; it needs no GPU. Float32 cases write to DIR,
+// the bf16 and tf32 variants (issue 18) to DIR/bf16 and DIR/tf32 (bench::params_folder).
 // --seconds is each case's budget over every session of its log (a log that already holds S
 // seconds tunes nothing more); --more S tunes each case S seconds more in this run, whatever its
 // log holds (alone, it replaces the default --seconds; with it, whichever ends first).
@@ -69,31 +70,33 @@ int main(int argc, char** argv) {
   // Compiles that a case's time stop left running finish while the next case tunes; they use the
   // target, so they are waited for before it goes (declared after it: destroyed first).
   std::vector<atf::background_work> compiling;
-  std::printf("%-22s %8s %8s %8s %10s %12s %12s  %s\n", "case", "evals", "valid", "resumed",
+  std::printf("%-28s %8s %8s %8s %10s %12s %12s  %s\n", "case", "evals", "valid", "resumed",
               "evals/s", "best us", "default us", "chosen");
-  ops::for_each_benchmark_case([&](std::string_view full, const auto& comp, const auto& sizes) {
-    std::string name(full), base = name.substr(0, name.find('/'));
-    if (!only.empty() && !only.count(base)) return;
-    tuning::tune_options opt;
-    opt.seconds = seconds;
-    opt.more_seconds = more;
-    opt.progress = atf::progress_mode::off;
-    auto w = tuning::workload::of(comp.ir(), sizes);
-    opt.parameter_file = std::filesystem::path(params) / tuning::file_name(w);
-    opt.log = std::filesystem::path(params) / "logs" / (tuning::file_name(w) + ".log.jsonl");
-    try {
-      auto r = tuning::tune(comp, sizes, target, opt);
-      compiling.push_back(r.run.background);
-      std::printf("%-22s %8llu %8llu %8llu %10.1f %12.2f %12.2f  %s\n", name.c_str(),
-                  (unsigned long long)r.run.evaluations, (unsigned long long)r.run.valid,
-                  (unsigned long long)r.run.resumed,
-                  r.run.seconds > 0 ? double(r.run.measured) / r.run.seconds : 0.0, r.record.cost,
-                  r.record.tuning.value("default_cost", 0.0),
-                  r.record.tuning.value("chosen", "").c_str());
-    } catch (const std::exception& e) {
-      std::printf("%-22s failed: %s\n", name.c_str(), e.what());
-    }
-    std::fflush(stdout);
-  });
+  ops::for_each_benchmark_case_of_every_type(
+      [&](std::string_view full, const auto& comp, const auto& sizes) {
+        std::string name(full), base = name.substr(0, name.find('/'));
+        if (!only.empty() && !only.count(base)) return;
+        tuning::tune_options opt;
+        opt.seconds = seconds;
+        opt.more_seconds = more;
+        opt.progress = atf::progress_mode::off;
+        auto w = tuning::workload::of(comp.ir(), sizes);
+        auto folder = bench::params_folder(params, w);  // params/h200, params/h200/bf16, .../tf32
+        opt.parameter_file = folder / tuning::file_name(w);
+        opt.log = folder / "logs" / (tuning::file_name(w) + ".log.jsonl");
+        try {
+          auto r = tuning::tune(comp, sizes, target, opt);
+          compiling.push_back(r.run.background);
+          std::printf("%-28s %8llu %8llu %8llu %10.1f %12.2f %12.2f  %s\n", name.c_str(),
+                      (unsigned long long)r.run.evaluations, (unsigned long long)r.run.valid,
+                      (unsigned long long)r.run.resumed,
+                      r.run.seconds > 0 ? double(r.run.measured) / r.run.seconds : 0.0,
+                      r.record.cost, r.record.tuning.value("default_cost", 0.0),
+                      r.record.tuning.value("chosen", "").c_str());
+        } catch (const std::exception& e) {
+          std::printf("%-28s failed: %s\n", name.c_str(), e.what());
+        }
+        std::fflush(stdout);
+      });
   return 0;
 }

@@ -5,8 +5,9 @@
   python3 bench/peers/cases.py --list           # name, op, sizes, bytes, flops, floor at the reference rates
   python3 bench/peers/cases.py --names --suite any_shape   # the suite's case names, comma-separated
                                                           # (for TUNE_CASES / BENCH_CASES)
---suite a,b and --cases x,y restrict every mode to those suites / cases (both: cases of those
-suites among those named).
+  python3 bench/peers/cases.py --types --suite bf16,tf32   # the types among them: bf16,tf32
+--suite a,b, --cases x,y and --targets t,u restrict every mode to those suites / cases / cases
+with one of those targets (together: the cases that pass each).
 """
 import argparse
 import json
@@ -19,6 +20,20 @@ CASES_JSON = os.path.join(HERE, "..", "cases.json")
 # Ceilings measured on an H200 (benchmarks.md), used only when a run has not measured its own.
 REF_COPY_BYTES_PER_S = 4.25e12
 REF_SGEMM_FLOPS_PER_S = 51.3e12
+# The compute ceilings of the bf16/tf32 variants (issue 18): cuBLAS TF32 measured on the H200
+# (356 TFLOP/s); bf16 the nominal dense peak (about 990 TFLOP/s), until a run measures its own.
+REF_TF32_FLOPS_PER_S = 356e12
+REF_BF16_FLOPS_PER_S = 990e12
+# type -> (vendor.json ceilings key, reference rate); float32 cases have no "type"
+COMPUTE_CEILING = {"f32": ("sgemm_flops_per_s", REF_SGEMM_FLOPS_PER_S),
+                   "tf32": ("tf32_gemm_flops_per_s", REF_TF32_FLOPS_PER_S),
+                   "bf16": ("bf16_gemm_flops_per_s", REF_BF16_FLOPS_PER_S)}
+TYPES = ("f32", "bf16", "tf32")  # the order of the report's tables
+
+
+def type_of(case):
+    """f32, bf16 or tf32: what the case's buffers hold and how its products read them."""
+    return case.get("type", "f32")
 
 
 def load(path=CASES_JSON):
@@ -34,14 +49,19 @@ def split(v):
     return [x for x in (v or "").split(",") if x]
 
 
-def select(doc, names=(), suites=()):
-    """The cases of doc named in `names` and of a suite in `suites` (an empty list: all); an
-    unknown name or suite is an error that lists the known ones."""
+def select(doc, names=(), suites=(), targets=()):
+    """The cases of doc named in `names`, of a suite in `suites` and with a target in `targets`
+    (an empty list: all); an unknown name, suite or target is an error that lists the known ones."""
     cases = doc["cases"]
     known_suites = sorted({c.get("suite") for c in cases if c.get("suite")})
     bad = [s for s in suites if s not in known_suites]
     if bad:
         raise SystemExit(f"unknown suites {bad}; known: {known_suites}")
+    bad = [t for t in targets if t not in doc["targets"]]
+    if bad:
+        raise SystemExit(f"unknown targets {bad}; known: {sorted(doc['targets'])}")
+    if targets:
+        cases = [c for c in cases if set(c.get("targets", [])) & set(targets)]
     known = {c["name"] for c in cases}
     unknown = [n for n in names if n not in known]
     if unknown:
@@ -49,8 +69,17 @@ def select(doc, names=(), suites=()):
     return [c for c in cases if (not names or c["name"] in names) and (not suites or c.get("suite") in suites)]
 
 
-def floor_us(case, copy_bytes_per_s, sgemm_flops_per_s):
-    return max(case["bytes"] / copy_bytes_per_s, case["flops"] / sgemm_flops_per_s) * 1e6
+def floor_us(case, copy_bytes_per_s, flops_per_s):
+    """max(bytes / copy rate, flops / the compute rate of the case's type)."""
+    return max(case["bytes"] / copy_bytes_per_s, case["flops"] / flops_per_s) * 1e6
+
+
+def compute_rate(case, ceilings):
+    """(flops/s, measured?) for the case's type: the run's own ceiling, else the reference."""
+    key, ref = COMPUTE_CEILING[type_of(case)]
+    v = (ceilings or {}).get(key)
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+    return (v, True) if ok else (ref, False)
 
 
 def vendor_lines(doc, cases=None):
@@ -71,20 +100,26 @@ def main():
     ap.add_argument("--vendor-lines", action="store_true")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--names", action="store_true", help="the selected case names, comma-separated")
-    ap.add_argument("--suite", default="", help="comma-separated suites (bert, sc21, toplas, any_shape)")
+    ap.add_argument("--suite", default="", help="comma-separated suites (bert, sc21, toplas, any_shape, bf16, tf32)")
+    ap.add_argument("--types", action="store_true", help="the selected cases' types (f32, bf16, tf32), comma-separated")
     ap.add_argument("--cases", default="", help="comma-separated case names")
+    ap.add_argument("--targets", default="", help="comma-separated targets: the cases that have one of them "
+                    "(e.g. --suite bf16 --targets lp_memory: the bf16 memory-bound cases)")
     a = ap.parse_args()
     doc = load(a.cases_json)
-    sel = select(doc, split(a.cases), split(a.suite))
+    sel = select(doc, split(a.cases), split(a.suite), split(a.targets))
     if a.names:
         print(",".join(c["name"] for c in sel))
+        return 0
+    if a.types:
+        print(",".join(t for t in TYPES if any(type_of(c) == t for c in sel)))
         return 0
     if a.vendor_lines:
         print("\n".join(vendor_lines(doc, sel)))
     if a.list or not a.vendor_lines:
         for c in sel:
-            fl = floor_us(c, REF_COPY_BYTES_PER_S, REF_SGEMM_FLOPS_PER_S)
-            print(f"{c['name']:22s} {c['op']:15s} {str(c['sizes']):32s} bytes {c['bytes']:>11d} "
+            fl = floor_us(c, REF_COPY_BYTES_PER_S, compute_rate(c, None)[0])
+            print(f"{c['name']:28s} {type_of(c):4s} {c['op']:15s} {str(c['sizes']):32s} bytes {c['bytes']:>11d} "
                   f"flops {c['flops']:>12d} floor {fl:7.1f} us")
     return 0
 

@@ -1,11 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The framework peers of bench/ (issue #5): PyTorch eager, torch.compile and JAX/XLA for every
-case of bench/cases.json, float32 with TF32 off everywhere.
+"""The framework peers of bench/ (issues #5, #18): PyTorch eager, torch.compile and JAX/XLA for
+every case of bench/cases.json, each in the case's type: float32 with TF32 off (no "type"), bf16
+tensors ("type": "bf16": inputs and outputs bfloat16, products accumulated in fp32, no
+reduced-precision reduction), or float32 with TF32 on ("type": "tf32": allow_tf32 for matmul and
+cuDNN, matmul precision 'high'; JAX under jax.default_matmul_precision('tensorfloat32')). What each
+entry ran with is in its "precision"; a tf32 entry whose error is fp32's says "precision_used".
 
   python3 bench/peers/frameworks.py --out frameworks.json [--cases a,b] [--suite any_shape]
                                     [--peers eager,jax,compile]
                                     [--skip-compile] [--budget-s 230] [--max-reps 100] [--dry-run]
+                                    [--check-types]
+
+--check-types (no GPU: CPU torch and/or JAX, whichever is installed) traces every selected
+expression on abstract inputs of the case's shapes and dtypes (torch: the meta device; JAX:
+jax.eval_shape under the case's precision) and checks that every floating-point output has the
+case's storage type (bf16 cases: bfloat16; others: float32).
 
 Each case names its inputs (shape, dtype, init) and, per peer, one expression over them
 (bench/cases.json "peers": "torch" serves eager and torch.compile, "jax" serves jax.jit).
@@ -20,8 +30,9 @@ Method (the same as bench/peers/vendor.cu and the lead's C++ bench):
              'pipelined': a host-clock loop of (flush, f) dispatches minus a loop of flushes
              alone, per iteration: dispatch overlapped with the device, L2 cold.
   median over the repetitions (adapted to the call's duration, 10 to --max-reps).
-Each peer's output is checked once against a float64 evaluation of the torch expression
-(||out - ref|| / ||ref||; float32 lands near 1e-7, TF32 would show near 1e-4).
+Each peer's output is checked once against a float64 evaluation of the torch expression on the
+same inputs (||out - ref|| / ||ref||; float32 lands near 1e-7, TF32 near 1e-4 to 1e-3, bf16
+outputs near 1e-3): the limits are 1e-4 (f32), 5e-3 (tf32) and 1.5e-2 (bf16).
 
 The phases run cheapest first (eager, then JAX, then torch.compile) under one time budget; what
 the budget cuts off is recorded as skipped. A failing case or peer records its error and the run
@@ -43,6 +54,54 @@ import cases as cases_mod  # noqa: E402
 
 FLUSH_BYTES = 256 << 20
 PEERS = ("eager", "jax", "compile")  # the order the phases run in
+# The largest relative error against float64 a peer may show in each type (bench/peers/vendor.cu
+# uses 1e-5 for f32: its samples are single entries, not whole outputs).
+ERROR_LIMIT = {"f32": 1e-4, "tf32": 5e-3, "bf16": 1.5e-2}
+STORAGE = {"f32": "float32", "tf32": "float32", "bf16": "bfloat16"}
+
+
+def judge(entry, ty):
+    """Sets ok / error / precision_used of an entry from its rel_err and the case's type."""
+    err = entry["rel_err"]
+    entry["ok"] = err < ERROR_LIMIT[ty]
+    if not entry["ok"]:
+        entry["error"] = f"relative error {err:.2e} against float64 (the {ty} limit is {ERROR_LIMIT[ty]:.0e})"
+    if ty == "tf32":
+        entry["precision_used"] = "fp32 (the error is fp32's: TF32 was not used)" if err < 1e-5 else "tf32"
+
+
+class torch_precision:
+    """The torch settings of a case's type, for the duration of a peer's compile and timing;
+    __enter__ returns what is in effect (recorded in the entry)."""
+
+    def __init__(self, torch, ty):
+        self.torch, self.ty = torch, ty
+
+    def __enter__(self):
+        t = self.torch
+        self.saved = (t.backends.cuda.matmul.allow_tf32, t.backends.cudnn.allow_tf32, t.get_float32_matmul_precision())
+        if self.ty == "tf32":
+            t.backends.cuda.matmul.allow_tf32 = True
+            t.backends.cudnn.allow_tf32 = True
+            t.set_float32_matmul_precision("high")
+        m = t.backends.cuda.matmul
+        return {"type": self.ty, "torch.backends.cuda.matmul.allow_tf32": m.allow_tf32,
+                "torch.backends.cudnn.allow_tf32": t.backends.cudnn.allow_tf32,
+                "torch.get_float32_matmul_precision": t.get_float32_matmul_precision(),
+                "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
+                    getattr(m, "allow_bf16_reduced_precision_reduction", None)}
+
+    def __exit__(self, *exc):
+        t = self.torch
+        t.backends.cuda.matmul.allow_tf32, t.backends.cudnn.allow_tf32 = self.saved[:2]
+        t.set_float32_matmul_precision(self.saved[2])
+        return False
+
+
+def jax_precision_name(ty):
+    """jax.default_matmul_precision of a case's type: 'tensorfloat32' for tf32, 'highest' for
+    float32 (the run's default), 'default' for bf16 inputs (bf16 products, fp32 accumulation)."""
+    return {"tf32": "tensorfloat32", "bf16": "default"}.get(ty, "highest")
 
 
 def parse_args(argv=None):
@@ -58,6 +117,8 @@ def parse_args(argv=None):
     ap.add_argument("--min-reps", type=int, default=10)
     ap.add_argument("--target-s", type=float, default=0.15, help="timed seconds per measurement, roughly")
     ap.add_argument("--dry-run", action="store_true", help="build the plan and parse the expressions; no GPU")
+    ap.add_argument("--check-types", action="store_true",
+                    help="trace the expressions on abstract inputs (CPU torch / JAX) and check the output dtypes")
     a = ap.parse_args(argv)
     a.peer_list = [p for p in a.peers.split(",") if p]
     bad = [p for p in a.peer_list if p not in PEERS]
@@ -68,6 +129,16 @@ def parse_args(argv=None):
     a.case_list = cases_mod.split(a.cases)
     a.suite_list = cases_mod.split(a.suite)
     return a
+
+
+def host_array(t):
+    """A CPU torch tensor as a numpy array of the same dtype (bfloat16: ml_dtypes', which JAX
+    takes; numpy has no bfloat16 of its own and torch's .numpy() refuses it)."""
+    import torch
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+        return t.contiguous().float().numpy().astype(ml_dtypes.bfloat16)  # exact: the values are bf16
+    return t.contiguous().numpy()
 
 
 def make_fn(expr, arg_names, namespace):
@@ -201,11 +272,16 @@ class Run:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         torch.set_float32_matmul_precision("highest")
+        # bf16 cases: split-K partial sums in fp32, as ours and the vendor peers keep them
+        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+        s["torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"] = False
         torch.backends.cudnn.benchmark = True  # cuDNN picks its fastest (fp32) algorithm, as a user would
         s["torch.backends.cuda.matmul.allow_tf32"] = torch.backends.cuda.matmul.allow_tf32
         s["torch.backends.cudnn.allow_tf32"] = torch.backends.cudnn.allow_tf32
         s["torch.get_float32_matmul_precision"] = torch.get_float32_matmul_precision()
         s["torch.backends.cudnn.benchmark"] = True
+        s["tf32 cases"] = ("allow_tf32 (matmul and cuDNN) on and float32 matmul precision 'high' for the "
+                           "case only: each entry's 'precision'")
         s["NVIDIA_TF32_OVERRIDE"] = os.environ.get("NVIDIA_TF32_OVERRIDE")
         v = self.result["versions"]
         v["torch"] = torch.__version__
@@ -290,44 +366,14 @@ class Run:
         import torch
         entry = {"ok": False}
         t_start = time.monotonic()
+        ty = cases_mod.type_of(case)
         try:
-            base = make_fn(case["peers"]["torch"], list(case["inputs"]), self.torch_ns)
-            args = self.gpu_inputs(case)
-            if peer == "compile":
-                # A fresh Dynamo per case: the compiled lambdas share one wrapper frame, and its
-                # recompile limit (8) would otherwise send the later cases silently to eager.
-                import torch._dynamo
-                torch._dynamo.reset()
-                counters = None
-                try:
-                    from torch._dynamo.utils import counters
-                    g0 = counters["stats"]["unique_graphs"]
-                except Exception:
-                    counters = None
-                fn = torch.compile(base, dynamic=False)
-                tc = time.monotonic()
-                out = fn(*args)  # no torch.no_grad(): grad mode is a guard, the timed calls run without it
-                torch.cuda.synchronize()
-                entry["compile_s"] = round(time.monotonic() - tc, 2)
-                if counters is not None:
-                    entry["dynamo_graphs"] = counters["stats"]["unique_graphs"] - g0
-                    if entry["dynamo_graphs"] < 1:  # a warning only: the counter is Dynamo-internal
-                        entry["warning"] = "Dynamo counted no compiled graph: the call may have run eager"
-            else:
-                fn = base
-            out = fn(*args)  # the inputs need no grad, so no autograd graph is built
-            torch.cuda.synchronize()
-            entry["rel_err"] = self.rel_err_torch(case, out, self.torch_ns)
-            del out
-            per_call, graph, gerr = self.torch_time(fn, args)
-            entry.update(per_call_us=per_call["median_us"], per_call=per_call,
-                         graph_us=graph["median_us"] if graph else None, graph=graph)
-            if gerr:
-                entry["graph_error"] = gerr
-            entry["ok"] = entry["rel_err"] < 1e-4
-            if not entry["ok"]:
-                entry["error"] = f"relative error {entry['rel_err']:.2e} against float64"
+            with torch_precision(torch, ty) as prec:
+                entry["precision"] = prec
+                self.torch_peer_body(case, peer, entry)
+            judge(entry, ty)
         except Exception as e:
+            entry["ok"] = False
             entry["error"] = short_error(e)
             entry["traceback"] = traceback.format_exc()[-2000:]
         finally:
@@ -339,6 +385,43 @@ class Run:
                 pass
         return entry
 
+    def torch_peer_body(self, case, peer, entry):
+        """Compiles (torch.compile), checks and times one peer; fills entry, raises on failure."""
+        import torch
+        base = make_fn(case["peers"]["torch"], list(case["inputs"]), self.torch_ns)
+        args = self.gpu_inputs(case)
+        if peer == "compile":
+            # A fresh Dynamo per case: the compiled lambdas share one wrapper frame, and its
+            # recompile limit (8) would otherwise send the later cases silently to eager.
+            import torch._dynamo
+            torch._dynamo.reset()
+            counters = None
+            try:
+                from torch._dynamo.utils import counters
+                g0 = counters["stats"]["unique_graphs"]
+            except Exception:
+                counters = None
+            fn = torch.compile(base, dynamic=False)
+            tc = time.monotonic()
+            out = fn(*args)  # no torch.no_grad(): grad mode is a guard, the timed calls run without it
+            torch.cuda.synchronize()
+            entry["compile_s"] = round(time.monotonic() - tc, 2)
+            if counters is not None:
+                entry["dynamo_graphs"] = counters["stats"]["unique_graphs"] - g0
+                if entry["dynamo_graphs"] < 1:  # a warning only: the counter is Dynamo-internal
+                    entry["warning"] = "Dynamo counted no compiled graph: the call may have run eager"
+        else:
+            fn = base
+        out = fn(*args)  # the inputs need no grad, so no autograd graph is built
+        torch.cuda.synchronize()
+        entry["rel_err"] = self.rel_err_torch(case, out, self.torch_ns)
+        del out
+        per_call, graph, gerr = self.torch_time(fn, args)
+        entry.update(per_call_us=per_call["median_us"], per_call=per_call,
+                     graph_us=graph["median_us"] if graph else None, graph=graph)
+        if gerr:
+            entry["graph_error"] = gerr
+
     # ------------------------------------------------------------------ JAX
     def jax_setup(self):
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # share the GPU with torch
@@ -346,6 +429,8 @@ class Run:
         import jax.numpy as jnp
         jax.config.update("jax_default_matmul_precision", "highest")
         self.result["settings"]["jax_default_matmul_precision"] = "highest"
+        self.result["settings"]["jax bf16 / tf32 cases"] = ("jax.default_matmul_precision('default') / "
+                                                            "('tensorfloat32') for the case: each entry's 'precision'")
         self.result["settings"]["XLA_PYTHON_CLIENT_PREALLOCATE"] = os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE")
         self.result["versions"]["jax"] = jax.__version__
         self.result["versions"]["jax_devices"] = [str(d) for d in jax.devices()]
@@ -371,91 +456,99 @@ class Run:
 
     def jax_peer(self, case):
         import jax
-        import numpy as np
         entry = {"ok": False}
         t_start = time.monotonic()
+        ty = cases_mod.type_of(case)
         try:
-            expr = case["peers"].get("jax")
-            if not expr:
-                raise NotImplementedError("no JAX expression for this case")
-            prep = case["peers"].get("jax_prep", {})
-            args = []
-            for k, t in self.cpu_input_set(case).items():
-                a = t.contiguous().numpy()
-                if k in prep:
-                    a = np.ascontiguousarray(np.transpose(a, prep[k]))
-                args.append(jax.device_put(a))
-            f = jax.jit(make_fn(expr, list(case["inputs"]), self.jax_ns))
-            tc = time.monotonic()
-            out = jax.block_until_ready(f(*args))
-            entry["compile_s"] = round(time.monotonic() - tc, 2)
-            # check
-            import torch
-            outs = out if isinstance(out, (tuple, list)) else (out,)
-            if self.torch_ns is None:
-                raise RuntimeError("no float64 reference: torch did not start: "
-                                   + str(self.result.get("torch_error")))
-            ref = self.reference(case, self.torch_ns)
-            num = den = 0.0
-            for o, r in zip(outs, ref):
-                o = np.asarray(o)
-                if "jax_out_axes" in case["peers"]:
-                    o = np.transpose(o, case["peers"]["jax_out_axes"])
-                o = torch.from_numpy(np.ascontiguousarray(o)).double().flatten()
-                if o.numel() != r.numel():
-                    raise ValueError(f"output has {o.numel()} elements, reference {r.numel()}")
-                num += float(((o - r) ** 2).sum())
-                den += float((r ** 2).sum())
-            entry["rel_err"] = math.sqrt(num / max(den, 1e-300)) if math.isfinite(num) else float("inf")
-            del out, outs
-            # warm-up and estimate
-            for _ in range(3):
-                jax.block_until_ready(f(*args))
-            t = time.perf_counter()
-            for _ in range(5):
-                jax.block_until_ready(f(*args))
-            reps = self.reps_for((time.perf_counter() - t) / 5 * 1e6)
-            # per call: synchronized flush, then host clock around call + block
-            v = []
-            for _ in range(reps):
-                self.jax_buf = self.jax_flush(self.jax_buf)
-                self.jax_buf.block_until_ready()
-                t = time.perf_counter()
-                jax.block_until_ready(f(*args))
-                v.append((time.perf_counter() - t) * 1e6)
-            per_call = median_stats(v)
-            # pipelined: loop of (flush, f) minus loop of flushes
-            n = max(10, min(50, reps))
-
-            def loop(with_f):
-                jax.block_until_ready(self.jax_buf)
-                o = None
-                t = time.perf_counter()
-                for _ in range(n):
-                    self.jax_buf = self.jax_flush(self.jax_buf)
-                    if with_f:
-                        o = f(*args)
-                jax.block_until_ready((self.jax_buf, o))
-                return (time.perf_counter() - t) * 1e6 / n
-
-            both, alone = [], []
-            for _ in range(5):
-                both.append(loop(True))
-                alone.append(loop(False))
-            pip = statistics.median(both) - statistics.median(alone)
-            entry.update(per_call_us=per_call["median_us"], per_call=per_call, graph_us=None,
-                         pipelined_us=max(pip, 0.0),
-                         pipelined={"loop_with_f_us": statistics.median(both),
-                                    "loop_flush_only_us": statistics.median(alone), "n": n, "trials": 5})
-            entry["ok"] = entry["rel_err"] < 1e-4
-            if not entry["ok"]:
-                entry["error"] = f"relative error {entry['rel_err']:.2e} against float64"
+            prec = jax_precision_name(ty)
+            entry["precision"] = {"type": ty, "jax.default_matmul_precision": prec}
+            with jax.default_matmul_precision(prec):  # traced, compiled and called under it
+                self.jax_peer_body(case, entry)
+            judge(entry, ty)
         except Exception as e:
+            entry["ok"] = False
             entry["error"] = short_error(e)
             entry["traceback"] = traceback.format_exc()[-2000:]
         finally:
             entry["wall_s"] = round(time.monotonic() - t_start, 2)
         return entry
+
+    def jax_peer_body(self, case, entry):
+        """Compiles, checks and times the JAX peer of one case; fills entry, raises on failure."""
+        import jax
+        import numpy as np
+        expr = case["peers"].get("jax")
+        if not expr:
+            raise NotImplementedError("no JAX expression for this case")
+        prep = case["peers"].get("jax_prep", {})
+        args = []
+        for k, t in self.cpu_input_set(case).items():
+            a = host_array(t)
+            if k in prep:
+                a = np.ascontiguousarray(np.transpose(a, prep[k]))
+            args.append(jax.device_put(a))
+        f = jax.jit(make_fn(expr, list(case["inputs"]), self.jax_ns))
+        tc = time.monotonic()
+        out = jax.block_until_ready(f(*args))
+        entry["compile_s"] = round(time.monotonic() - tc, 2)
+        # check
+        import torch
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if self.torch_ns is None:
+            raise RuntimeError("no float64 reference: torch did not start: "
+                               + str(self.result.get("torch_error")))
+        ref = self.reference(case, self.torch_ns)
+        num = den = 0.0
+        for o, r in zip(outs, ref):
+            o = np.asarray(o).astype(np.float64)  # bf16 (ml_dtypes) converts exactly
+            if "jax_out_axes" in case["peers"]:
+                o = np.transpose(o, case["peers"]["jax_out_axes"])
+            o = torch.from_numpy(np.ascontiguousarray(o)).double().flatten()
+            if o.numel() != r.numel():
+                raise ValueError(f"output has {o.numel()} elements, reference {r.numel()}")
+            num += float(((o - r) ** 2).sum())
+            den += float((r ** 2).sum())
+        entry["rel_err"] = math.sqrt(num / max(den, 1e-300)) if math.isfinite(num) else float("inf")
+        del out, outs
+        # warm-up and estimate
+        for _ in range(3):
+            jax.block_until_ready(f(*args))
+        t = time.perf_counter()
+        for _ in range(5):
+            jax.block_until_ready(f(*args))
+        reps = self.reps_for((time.perf_counter() - t) / 5 * 1e6)
+        # per call: synchronized flush, then host clock around call + block
+        v = []
+        for _ in range(reps):
+            self.jax_buf = self.jax_flush(self.jax_buf)
+            self.jax_buf.block_until_ready()
+            t = time.perf_counter()
+            jax.block_until_ready(f(*args))
+            v.append((time.perf_counter() - t) * 1e6)
+        per_call = median_stats(v)
+        # pipelined: loop of (flush, f) minus loop of flushes
+        n = max(10, min(50, reps))
+
+        def loop(with_f):
+            jax.block_until_ready(self.jax_buf)
+            o = None
+            t = time.perf_counter()
+            for _ in range(n):
+                self.jax_buf = self.jax_flush(self.jax_buf)
+                if with_f:
+                    o = f(*args)
+            jax.block_until_ready((self.jax_buf, o))
+            return (time.perf_counter() - t) * 1e6 / n
+
+        both, alone = [], []
+        for _ in range(5):
+            both.append(loop(True))
+            alone.append(loop(False))
+        pip = statistics.median(both) - statistics.median(alone)
+        entry.update(per_call_us=per_call["median_us"], per_call=per_call, graph_us=None,
+                     pipelined_us=max(pip, 0.0),
+                     pipelined={"loop_with_f_us": statistics.median(both),
+                                "loop_flush_only_us": statistics.median(alone), "n": n, "trials": 5})
 
     # ------------------------------------------------------------------ driver
     def run(self):
@@ -510,15 +603,93 @@ def dry_run(args):
                 problems += 1
                 print(f"{c['name']}: {key} expression does not parse: {e}")
         shapes = ", ".join(f"{k}{tuple(v['shape'])}" for k, v in c["inputs"].items())
-        print(f"{c['name']:22s} peers {','.join(args.peer_list):20s} inputs {shapes}")
+        ty = cases_mod.type_of(c)
+        print(f"{c['name']:28s} {ty:4s} peers {','.join(args.peer_list):20s} inputs {shapes} "
+              f"(JAX precision '{jax_precision_name(ty)}')")
     print(f"{len(cases)} cases, peers {args.peer_list}, budget {args.budget_s} s, out {args.out}")
     return 1 if problems else 0
+
+
+def check_types(args):
+    """--check-types: every selected expression traced on abstract inputs of the case's shapes and
+    dtypes, under the case's precision settings, by whichever of torch and JAX is installed (no
+    GPU, nothing computed); every floating-point output must have the case's storage type."""
+    doc = cases_mod.load(args.cases_json)
+    cases = cases_mod.select(doc, args.case_list, args.suite_list)
+    fws = {}
+    try:
+        import torch
+        fws["torch"] = torch
+    except ImportError:
+        print("torch not installed: its expressions are not checked")
+    try:
+        import jax
+        fws["jax"] = jax
+    except ImportError:
+        print("jax not installed: its expressions are not checked")
+    if not fws:
+        print("neither torch nor jax is installed: nothing checked")
+        return 1
+    problems = 0
+    for c in cases:
+        ty = cases_mod.type_of(c)
+        want = STORAGE[ty]
+        seen = []
+        for fw, mod in fws.items():
+            try:
+                if fw == "torch":
+                    outs = torch_meta_outputs(mod, c, ty)
+                else:
+                    outs = jax_abstract_outputs(mod, c, ty)
+                got = [str(o.dtype).replace("torch.", "") for o in outs]
+                floats = [g for g in got if g.startswith(("float", "bfloat"))]
+                bad = [g for g in floats if g != want]
+                seen.append(f"{fw} {','.join(got)}")
+                if bad or not floats:
+                    problems += 1
+                    print(f"{c['name']}: {fw} outputs {got}, expected {want}")
+            except Exception as e:
+                problems += 1
+                print(f"{c['name']}: {fw}: {short_error(e)}")
+        print(f"{c['name']:28s} {ty:4s} {'; '.join(seen)}")
+    print(f"{len(cases)} cases, {problems} problems ({', '.join(fws)})")
+    return 1 if problems else 0
+
+
+def torch_meta_outputs(torch, case, ty):
+    ins = []
+    for spec in case["inputs"].values():
+        t = torch.empty(spec["shape"], dtype=getattr(torch, spec["dtype"]), device="meta")
+        if spec.get("memory_format") == "channels_last":
+            t = t.contiguous(memory_format=torch.channels_last)
+        ins.append(t)
+    ns = {"torch": torch, "F": torch.nn.functional, "math": math}
+    with torch_precision(torch, ty):
+        out = make_fn(case["peers"]["torch"], list(case["inputs"]), ns)(*ins)
+    return out if isinstance(out, (tuple, list)) else (out,)
+
+
+def jax_abstract_outputs(jax, case, ty):
+    import jax.numpy as jnp
+    prep = case["peers"].get("jax_prep", {})
+    ins = []
+    for k, spec in case["inputs"].items():
+        shape = spec["shape"]
+        if k in prep:
+            shape = [shape[a] for a in prep[k]]
+        ins.append(jax.ShapeDtypeStruct(tuple(shape), jnp.dtype(spec["dtype"])))
+    ns = {"jax": jax, "jnp": jnp, "lax": jax.lax, "math": math}
+    with jax.default_matmul_precision(jax_precision_name(ty)):
+        out = jax.eval_shape(make_fn(case["peers"]["jax"], list(case["inputs"]), ns), *ins)
+    return out if isinstance(out, (tuple, list)) else (out,)
 
 
 def main(argv=None):
     args = parse_args(argv)
     if args.dry_run:
         return dry_run(args)
+    if args.check_types:
+        return check_types(args)
     return Run(args).run()
 
 

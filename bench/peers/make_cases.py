@@ -5,10 +5,12 @@ of each (the formulas are here). Edit this and re-run it rather than editing cas
 
   python3 bench/peers/make_cases.py        # rewrites bench/cases.json, prints the floors at the
                                           # reference H200 rates
+  python3 bench/peers/make_cases.py --check   # exit 1 if bench/cases.json differs from its output
 """
 import json
 import math
 import os
+import sys
 F = 4
 def nb(*shapes):
     return sum(math.prod(s) for s in shapes) * F
@@ -202,12 +204,144 @@ tccg("abc-adec-ebd", (72, 72, 72, 48, 48), "ijk-ilmk-mjl")
 tccg("abcdef-dega-gfbc", (24, 16, 16, 24, 16, 16, 24), "abcijk-ijma-mkbc")
 tccg("abcdef-dfgb-geac", (24, 16, 16, 24, 16, 16, 24), "abcijk-ikmb-mjac")
 
+# ---- issue 20: BERT's GEMMs with their epilogue as one kernel (mdh::with_epilogue), each next to
+# the plain GEMM of its shape (target 'epilogue': <= 1.05x our plain_case); float32 only for now.
+EPILOGUE_CASES = [{'name': 'matmul_3072x768',
+  'suite': 'bert_epilogue',
+  'description': 'BERT FFN down: (2048x3072)*(3072x768), the plain twin of matmul_bias_residual_3072x768',
+  'op': 'matmul',
+  'sizes': [2048, 768, 3072],
+  'bytes': 40894464,
+  'flops': 9663676416,
+  'targets': ['product_large'],
+  'inputs': {'A': {'shape': [2048, 3072], 'dtype': 'float32'},
+             'B': {'shape': [3072, 768], 'dtype': 'float32'}},
+  'peers': {'vendor': {'kind': 'gemm', 'batch': 1, 'm': 2048, 'n': 768, 'k': 3072, 'trans_b': 0},
+            'torch': 'A @ B',
+            'jax': "jnp.matmul(A, B, precision='highest')"}},
+ {'name': 'matmul_bias_gelu_768x3072',
+  'suite': 'bert_epilogue',
+  'description': 'BERT FFN up + bias + GELU (exact erf) as one kernel: gelu((2048x768)*(768x3072) + b)',
+  'op': 'matmul_bias_gelu',
+  'sizes': [2048, 3072, 768],
+  'plain_case': 'matmul_768x3072',
+  'bytes': 40906752,
+  'flops': 9714008064,
+  'targets': ['epilogue'],
+  'inputs': {'A': {'shape': [2048, 768], 'dtype': 'float32'},
+             'B': {'shape': [768, 3072], 'dtype': 'float32'},
+             'b': {'shape': [3072], 'dtype': 'float32'}},
+  'peers': {'vendor': None,
+            'torch': 'F.gelu(A @ B + b)',
+            'jax': "jax.nn.gelu(jnp.matmul(A, B, precision='highest') + b, approximate=False)"}},
+ {'name': 'matmul_bias_residual_3072x768',
+  'suite': 'bert_epilogue',
+  'description': 'BERT FFN down + bias + residual as one kernel: (2048x3072)*(3072x768) + b + R',
+  'op': 'matmul_bias_residual',
+  'sizes': [2048, 768, 3072],
+  'plain_case': 'matmul_3072x768',
+  'bytes': 47188992,
+  'flops': 9666822144,
+  'targets': ['epilogue'],
+  'inputs': {'A': {'shape': [2048, 3072], 'dtype': 'float32'},
+             'B': {'shape': [3072, 768], 'dtype': 'float32'},
+             'b': {'shape': [768], 'dtype': 'float32'},
+             'R': {'shape': [2048, 768], 'dtype': 'float32'}},
+  'peers': {'vendor': None,
+            'torch': 'A @ B + b + R',
+            'jax': "jnp.matmul(A, B, precision='highest') + b + R"}},
+ {'name': 'matmul_bias_768x768',
+  'suite': 'bert_epilogue',
+  'description': 'BERT projection + bias as one kernel: (2048x768)*(768x768) + b',
+  'op': 'matmul_bias',
+  'sizes': [2048, 768, 768],
+  'plain_case': 'matmul_768x768',
+  'bytes': 14945280,
+  'flops': 2417491968,
+  'targets': ['epilogue'],
+  'inputs': {'A': {'shape': [2048, 768], 'dtype': 'float32'},
+             'B': {'shape': [768, 768], 'dtype': 'float32'},
+             'b': {'shape': [768], 'dtype': 'float32'}},
+  'peers': {'vendor': None, 'torch': 'A @ B + b', 'jax': "jnp.matmul(A, B, precision='highest') + b"}},
+ {'name': 'matmul_bias_residual_768x768',
+  'suite': 'bert_epilogue',
+  'description': 'BERT attention output + bias + residual as one kernel: (2048x768)*(768x768) + b + R',
+  'op': 'matmul_bias_residual',
+  'sizes': [2048, 768, 768],
+  'plain_case': 'matmul_768x768',
+  'bytes': 21236736,
+  'flops': 2419064832,
+  'targets': ['epilogue'],
+  'inputs': {'A': {'shape': [2048, 768], 'dtype': 'float32'},
+             'B': {'shape': [768, 768], 'dtype': 'float32'},
+             'b': {'shape': [768], 'dtype': 'float32'},
+             'R': {'shape': [2048, 768], 'dtype': 'float32'}},
+  'peers': {'vendor': None,
+            'torch': 'A @ B + b + R',
+            'jax': "jnp.matmul(A, B, precision='highest') + b + R"}}]
+
+# ---- issue 18: bf16 and tf32 variants, derived from the fp32 cases above (not written twice).
+# bf16: every case but PRL (integers): inputs and outputs bfloat16 (2 B a element: half the bytes),
+# products accumulated in fp32 on every side. tf32: the GEMM-like products (an output matrix: two
+# or more independent output dimensions, and a reduction; dot and matvec are memory-bound and
+# stay out), fp32 storage with the inputs read at TF32 precision (allow_tf32 / CUBLAS_COMPUTE_32F_FAST_TF32
+# / jax.default_matmul_precision('tensorfloat32')). The variants' targets are issue 18's:
+VARIANT_TARGETS = {
+    "product_large": "lp_product_large", "product_small": "lp_product_small",
+    "odd_product": "lp_product_small", "conv": "conv", "tccg": "tccg",
+    "memory_bound": "lp_memory", "attn_mask": "lp_memory", "dot_matvec": "lp_memory",
+    "stencil": "lp_memory", "memory_floor": "lp_memory"}
+PRODUCT_OPS = {"matmul", "batch_matmul", "bmatmul", "mcc", "mcc_nchw"}
+ELEMENT_BYTES = {"bf16": 2, "tf32": 4}
+
+
+def is_product(c):
+    return c["op"] in PRODUCT_OPS or c["op"].startswith("tccg_")
+
+
+def variant(c, ty):
+    """The case c (fp32) in type ty: name and suite `ty`, the bytes of ty's elements, the peers
+    asked for ty's precision (the vendor line gets type=ty; frameworks.py sets the torch/JAX
+    precision from the case's "type")."""
+    v = json.loads(json.dumps(c))
+    v["name"] = f'{c["name"]}_{ty}'
+    v["suite"] = ty
+    v["type"] = ty
+    v["base"] = c["name"]
+    v["description"] = f'{c["description"]} [{ty}]'
+    v["bytes"] = c["bytes"] // F * ELEMENT_BYTES[ty]
+    targets = []
+    for t in c["targets"]:
+        if VARIANT_TARGETS[t] not in targets:
+            targets.append(VARIANT_TARGETS[t])
+    # batched products are held to 1.0x (issue 18), whatever their size
+    if "lp_product_large" in targets and c["op"] in ("batch_matmul", "bmatmul"):
+        targets = ["lp_product_small"]
+    v["targets"] = targets
+    if ty == "bf16":
+        for spec in v["inputs"].values():
+            spec["dtype"] = "bfloat16"
+    if v["peers"].get("vendor"):
+        v["peers"]["vendor"]["type"] = ty
+    # JAX: precision='highest' would keep tf32 cases in fp32 and means nothing for bf16 inputs;
+    # the precision comes from frameworks.py's context (jax.default_matmul_precision).
+    v["peers"]["jax"] = v["peers"]["jax"].replace(", precision='highest'", "")
+    v.pop("floor_note", None)
+    return v
+
+
+fp32_cases = list(cases)
+cases += EPILOGUE_CASES
+cases += [variant(c, "bf16") for c in fp32_cases if c["op"] != "prl"]
+cases += [variant(c, "tf32") for c in fp32_cases if is_product(c)]
+
 doc = {
   "about": ("The benchmark cases of bench/ (issues #5 and #19): one list for our side (op, sizes: the md_hom sizes "
             "in the operator's dimension order) and the peers (vendor: cuBLAS/cuBLASLt/cuDNN via "
             "bench/peers/vendor.cu; torch/jax: expressions evaluated by bench/peers/frameworks.py over "
-            "the named inputs). bytes: each input read once + each output written once (float32 = 4 B); "
-            "flops: arithmetic operations (2 per multiply-add). floor = max(bytes / copy rate, flops / SGEMM rate)."),
+            "the named inputs). bytes: each input read once + each output written once (float32 = 4 B, "
+            "bfloat16 = 2 B); type: bf16 or tf32 for the variants of issue 18 (absent: float32), base: the "
+            "float32 case it derives from; flops: arithmetic operations (2 per multiply-add). floor = max(bytes / copy rate, flops / SGEMM rate)."),
   "targets": {
     "memory_bound": "memory-bound ops and fused subgraphs: >= 1.0x best peer; geomean over the class >= 1.5x",
     "attn_mask": "attention mask: >= 3x PyTorch eager and faster than torch.compile",
@@ -218,7 +352,13 @@ doc = {
     "conv": "convolutions (MCC, conv3x3): >= cuDNN",
     "odd_product": "products with odd or prime extents (issue 19): >= 0.9x cuBLAS (best of cuBLAS, cuBLASLt)",
     "tccg": "TCCG tensor contractions (issue 19): >= 1.0x torch.compile and >= 1.0x JAX einsum",
-    "memory_floor": "reductions, dot, matvec of issue 19: >= 1.0x best peer and >= 85% of the measured copy bandwidth"},
+    "memory_floor": "reductions, dot, matvec of issue 19: >= 1.0x best peer and >= 85% of the measured copy bandwidth",
+    "lp_product_large": ("bf16/tf32 products at BERT sizes and 1024^3 (issue 18): >= 0.9x the best of cuBLAS and "
+                         "cuBLASLt in the same precision"),
+    "lp_product_small": ("bf16/tf32 batched, small and odd products (issue 18): >= 1.0x the best of cuBLAS and "
+                         "cuBLASLt in the same precision"),
+    "lp_memory": "bf16 memory-bound cases and fused pairs (issue 18): >= 1.0x the best peer, each",
+    "epilogue": "GEMM + epilogue as one kernel (issue 20): <= 1.05x our plain GEMM of the same shape (plain_case)"},
   "cases": cases}
 def dump_obj(o, ind, deep):
     pad = " " * (ind + 2)
@@ -234,7 +374,14 @@ txt += f'  "about": {json.dumps(doc["about"])},\n'
 txt += '  "targets": ' + dump_obj(doc["targets"], 2, ()) + ",\n"
 txt += '  "cases": [\n' + ",\n".join("    " + dump_obj(c, 4, ("inputs", "peers")) for c in cases) + "\n  ]\n}\n"
 json.loads(txt)
-open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases.json"), "w").write(txt)
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases.json")
+if "--check" in sys.argv[1:]:  # is cases.json what this script writes? (bench/test_bench.py)
+    with open(path) as f:
+        same = f.read() == txt
+    print("bench/cases.json is " + ("up to date" if same else "NOT what make_cases.py writes: re-run it"))
+    sys.exit(0 if same else 1)
+open(path, "w").write(txt)
+RATE = {None: 51.3e12, "tf32": 356e12, "bf16": 990e12}  # fp32, TF32 measured; bf16 nominal dense
 for c in cases:
-    fl = max(c["bytes"] / 4.25e12, c["flops"] / 51.3e12) * 1e6
+    fl = max(c["bytes"] / 4.25e12, c["flops"] / RATE[c.get("type")]) * 1e6
     print(f'{c["name"]:22s} bytes {c["bytes"]:>12d} flops {c["flops"]:>14d} floor {fl:8.1f}')

@@ -7,7 +7,8 @@
 #
 #   bash bench/peers/run_peers.sh OUTDIR [frameworks.py arguments...]
 #
-# Environment: VENDOR_BIN=path uses a prebuilt vendor binary when the build fails (or
+# The peers run each case in its type (bench/cases.json "type": f32, bf16, tf32; see vendor.cu and
+# frameworks.py). Environment: VENDOR_BIN=path uses a prebuilt vendor binary when the build fails (or
 # VENDOR_PREBUILT_FIRST=1 to try it first); FRAMEWORKS_BUDGET_S (default 230) bounds
 # frameworks.py; VENDOR_TIMEOUT_S (default 90) bounds the vendor run. PEER_CASES=a,b and/or
 # PEER_SUITE=any_shape run only those cases (both peers; the ceilings are measured either way).
@@ -20,7 +21,6 @@ PY=${PYTHON:-python3}
 T0=$(date +%s)
 stamp() { echo "[run_peers $(( $(date +%s) - T0 ))s] $*"; }
 
-export NVIDIA_TF32_OVERRIDE=0 # belt and braces: no TF32 in cuBLAS/cuDNN whatever a caller asks
 export PYTHONUNBUFFERED=1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 
@@ -28,6 +28,17 @@ TMP=$(mktemp -d /tmp/mdh_peers.XXXXXX)
 select=()
 [ -n "${PEER_CASES:-}" ] && select+=(--cases "$PEER_CASES")
 [ -n "${PEER_SUITE:-}" ] && select+=(--suite "$PEER_SUITE")
+# Belt and braces: no TF32 in cuBLAS/cuDNN whatever a caller asks (NVIDIA_TF32_OVERRIDE=0), unless
+# tf32 cases (issue 18) are selected: the override would turn their TF32 off too. The fp32 cases
+# of such a run rely on their explicit settings, and their error check (TF32 fails it) still holds.
+types=$("$PY" "$HERE/cases.py" --types "${select[@]}") || { stamp "cases.py failed"; exit 1; }
+if [[ ",$types," == *",tf32,"* ]]; then
+  unset NVIDIA_TF32_OVERRIDE
+  stamp "types $types: NVIDIA_TF32_OVERRIDE left unset (tf32 cases selected)"
+else
+  export NVIDIA_TF32_OVERRIDE=0
+  stamp "types $types: NVIDIA_TF32_OVERRIDE=0"
+fi
 "$PY" "$HERE/cases.py" --vendor-lines "${select[@]}" >"$TMP/vendor_cases.txt" ||
   { stamp "cases.py failed"; exit 1; }
 [ ${#select[@]} -gt 0 ] && stamp "selected: $("$PY" "$HERE/cases.py" --names "${select[@]}")"

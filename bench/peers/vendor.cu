@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The vendor peers of bench/ (issue #5): cuBLAS, cuBLASLt and cuDNN, fp32 with TF32 off, timed
-// with CUDA events per call and by CUDA-graph replay, plus the two ceilings the floors are made
-// of (device copy rate, fp32 SGEMM rate at 8192^3).
+// The vendor peers of bench/ (issues #5, #18): cuBLAS, cuBLASLt and cuDNN, fp32 with TF32 off, or
+// in the precision a case asks for (type=bf16 / type=tf32), timed with CUDA events per call and by
+// CUDA-graph replay, plus the ceilings the floors are made of (device copy rate, fp32 SGEMM rate
+// at 8192^3, and the bf16 / TF32 GEMM rates at 8192^3 when cases of those types are run).
 //
-//   vendor --cases FILE --out FILE.json [--reps N] [--only NAME,NAME] [--no-ceilings]
+//   vendor --cases FILE --out FILE.json [--reps N] [--only NAME,NAME] [--no-ceilings] [--list]
+//   (--list: the cases and their types, parsed, then exit: no GPU needed)
 //
 // FILE holds one case a line, `name kind key=value ...` (bench/peers/cases.py --vendor-lines
 // writes it from bench/cases.json):
@@ -13,6 +15,15 @@
 //   gemv  m k                   w = M v, M row-major m x k
 //   conv  layout n c h w k r s stride   VALID cross-correlation; layout nchw (KCRS filter) or
 //                               nhwc (KRSC filter, NHWC output)
+// and optionally type=f32|bf16|tf32 (default f32):
+//   f32  fp32 storage and arithmetic, no TF32 (cublasSgemm..., CUBLAS_COMPUTE_32F, FMA-math cuDNN)
+//   bf16 bf16 inputs and outputs, fp32 accumulation: cublasGemmEx / cublasGemmStridedBatchedEx with
+//        CUDA_R_16BF and CUBLAS_COMPUTE_32F (no reduced-precision split-K reduction on either
+//        cuBLAS side), cublasDotEx (fp32 execution), cuDNN with bf16 tensors and fp32 compute
+//   tf32 fp32 storage, inputs read as TF32: CUBLAS_COMPUTE_32F_FAST_TF32, cuDNN tensor-op math
+// Each entry says in "call" and "precision" what ran; the error against float64 must fit the
+// type (f32 < 1e-5, tf32 < 5e-3, bf16 < 1.5e-2), and a tf32 entry whose error is fp32's says so
+// ("precision_used": "fp32 ...").
 //
 // Method (the same as bench/peers/frameworks.py; the lead's bench uses it too):
 //   per call : write 256 MB with cudaMemsetAsync (flushes the 60 MB L2), synchronize, record an
@@ -23,14 +34,16 @@
 //              records an event, launches the graph, records an event, with no synchronization
 //              in between, so the launch is hidden behind the flush: kernel time only.
 //   median over the repetitions (count adapted to the call's duration, 20 to 200).
-// Inputs are random, non-zero, in +-[0.05, 1]. A few sampled outputs of each product and
-// convolution are checked against a float64 host reference (fp32: ~1e-7; TF32 would give ~1e-4).
+// Inputs are random, non-zero, in +-[0.05, 1] (bf16: those values rounded to bf16). A few sampled
+// outputs of each product and convolution are checked against a float64 host reference of the
+// same inputs (fp32: ~1e-7; TF32 would give ~1e-4; bf16 outputs ~1e-3).
 //
 // Every CUDA, cuBLAS and cuDNN call is checked; a failing case records its error and the run
 // goes on. The JSON file is rewritten after each case, so a run cut short leaves what it had.
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
@@ -47,6 +60,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -145,17 +159,55 @@ struct Obj {  // ordered key -> raw JSON text or a nested object
   }
 };
 
+// ---------------------------------------------------------------- element types (issue 18)
+enum class Ty { f32, bf16, tf32 };
+
+Ty type_of_name(const std::string& t) {
+  if (t == "f32") return Ty::f32;
+  if (t == "bf16") return Ty::bf16;
+  if (t == "tf32") return Ty::tf32;
+  throw failure("type must be f32, bf16 or tf32, not '" + t + "'");
+}
+const char* name_of(Ty t) { return t == Ty::bf16 ? "bf16" : t == Ty::tf32 ? "tf32" : "f32"; }
+size_t bytes_of(Ty t) { return t == Ty::bf16 ? 2 : 4; }  // tf32 is stored as fp32
+cudaDataType_t cuda_type(Ty t) { return t == Ty::bf16 ? CUDA_R_16BF : CUDA_R_32F; }
+cublasComputeType_t compute_type(Ty t) {
+  return t == Ty::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+const char* compute_name(Ty t) { return t == Ty::tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F"; }
+
+// Whether an error against float64 fits the precision asked for ("" when it does): fp32 lands
+// near 1e-7 and TF32 would show near 1e-4; TF32 inputs near 3e-4; bf16 outputs near 1e-3 (their
+// rounding), far more if the sums were kept in bf16.
+std::string precision_problem(Ty t, double err) {
+  const double limit = t == Ty::f32 ? 1e-5 : t == Ty::tf32 ? 5e-3 : 1.5e-2;
+  if (err < limit) return "";
+  return "relative error " + Json::num(err) + " against float64, above the " + name_of(t) + " limit " +
+         Json::num(limit);
+}
+// What the error says ran, for a tf32 request: fp32's error means TF32 was not used.
+std::string precision_used(Ty t, double err) {
+  if (t == Ty::tf32 && err < 1e-5) return "fp32 (the error is fp32's: TF32 was not used)";
+  return name_of(t);
+}
+
 // ---------------------------------------------------------------- device buffers and inputs
+__device__ float random_value(size_t i, uint64_t seed) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  float u = float(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+  float mag = 0.05f + 0.95f * u;                     // [0.05, 1): never zero
+  return (z & 1) ? mag : -mag;
+}
 __global__ void fill_random(float* p, size_t n, uint64_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    float u = float(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
-    float mag = 0.05f + 0.95f * u;                     // [0.05, 1): never zero
-    p[i] = (z & 1) ? mag : -mag;
-  }
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    p[i] = random_value(i, seed);
+}
+__global__ void fill_random_bf16(__nv_bfloat16* p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    p[i] = __float2bfloat16_rn(random_value(i, seed));
 }
 
 __global__ void one_element(float* p) { p[0] += 1.f; }
@@ -165,24 +217,44 @@ __global__ void copy_f4(const float4* __restrict__ a, float4* __restrict__ b, si
     b[i] = a[i];
 }
 
+// n elements of fp32 (f32, tf32) or bf16; `p` is the fp32 view, `v` the untyped one.
 struct DevBuf {
   float* p = nullptr;
+  void* v = nullptr;
   size_t n = 0;
+  Ty ty = Ty::f32;
   DevBuf() = default;
-  explicit DevBuf(size_t count) : n(count) { CK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(float))); }
+  explicit DevBuf(size_t count, Ty t = Ty::f32) : n(count), ty(t) {
+    CK(cudaMalloc(&v, std::max<size_t>(count, 1) * bytes_of(t)));
+    p = static_cast<float*>(v);
+  }
   DevBuf(const DevBuf&) = delete;
   DevBuf& operator=(const DevBuf&) = delete;
   ~DevBuf() {
-    if (p) cudaFree(p);
+    if (v) cudaFree(v);
   }
+  size_t bytes() const { return n * bytes_of(ty); }
   void random(uint64_t seed, cudaStream_t s) {
-    fill_random<<<1024, 256, 0, s>>>(p, n, seed);
+    if (ty == Ty::bf16)
+      fill_random_bf16<<<1024, 256, 0, s>>>(static_cast<__nv_bfloat16*>(v), n, seed);
+    else
+      fill_random<<<1024, 256, 0, s>>>(p, n, seed);
     CK_LAUNCH();
   }
-  void poison(cudaStream_t s) { CK(cudaMemsetAsync(p, 0xff, n * sizeof(float), s)); }  // NaN
+  void poison(cudaStream_t s) { CK(cudaMemsetAsync(v, 0xff, bytes(), s)); }  // NaN in either type
+  // The elements as float (bf16 converts exactly).
   std::vector<float> host() const {
     std::vector<float> h(n);
-    CK(cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
+    if (ty != Ty::bf16) {
+      CK(cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
+      return h;
+    }
+    std::vector<uint16_t> b(n);
+    CK(cudaMemcpy(b.data(), v, n * 2, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t u = uint32_t(b[i]) << 16;
+      std::memcpy(&h[i], &u, 4);
+    }
     return h;
   }
 };
@@ -337,6 +409,7 @@ struct Case {
     if (it == kv.end()) throw failure("case " + name + ": missing " + k);
     return it->second;
   }
+  Ty type() const { return kv.count("type") ? type_of_name(kv.at("type")) : Ty::f32; }
 };
 
 std::vector<Case> read_cases(const std::string& path) {
@@ -412,10 +485,51 @@ void sgemm_rm(Libs& L, int batch, int m, int n, int k, bool trans_b, const float
   }
 }
 
+// The same for bf16 (CUDA_R_16BF, fp32 accumulation) and tf32 (fp32 storage, inputs read as
+// TF32): cublasGemmEx / cublasGemmStridedBatchedEx.
+void gemm_ex_rm(Libs& L, Ty t, int batch, int m, int n, int k, bool trans_b, const void* A, const void* B,
+                void* C) {
+  const float one = 1.f, zero = 0.f;
+  cublasOperation_t opB = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int ldb = trans_b ? k : n;
+  const cudaDataType_t d = cuda_type(t);
+  if (batch == 1) {
+    CK(cublasGemmEx(L.blas, opB, CUBLAS_OP_N, n, m, k, &one, B, d, ldb, A, d, k, &zero, C, d, n, compute_type(t),
+                    CUBLAS_GEMM_DEFAULT));
+  } else {
+    CK(cublasGemmStridedBatchedEx(L.blas, opB, CUBLAS_OP_N, n, m, k, &one, B, d, ldb, (long long)n * k, A, d, k,
+                                  (long long)m * k, &zero, C, d, n, (long long)m * n, batch, compute_type(t),
+                                  CUBLAS_GEMM_DEFAULT));
+  }
+}
+
+// A product in the case's type: fp32 through the classic entry points, bf16/tf32 through the Ex ones.
+// bf16: partial sums of a split-K stay in fp32 (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION),
+// as ours do; the math mode is the handle's, so it is set for the call and put back.
+void any_gemm_rm(Libs& L, Ty t, int batch, int m, int n, int k, bool trans_b, DevBuf& A, DevBuf& B, DevBuf& C) {
+  if (t == Ty::f32) {
+    sgemm_rm(L, batch, m, n, k, trans_b, A.p, B.p, C.p);
+    return;
+  }
+  if (t == Ty::bf16)
+    CK(cublasSetMathMode(L.blas, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+  std::shared_ptr<void> reset(nullptr, [&](void*) { cublasSetMathMode(L.blas, CUBLAS_DEFAULT_MATH); });
+  gemm_ex_rm(L, t, batch, m, n, k, trans_b, A.v, B.v, C.v);
+}
+
+// Sets the fields every entry of a type other than f32 carries, and judges the error.
+void judge(Obj& o, Ty t, double err, const std::string& precision) {
+  std::string problem = precision_problem(t, err);
+  o.num("rel_err", err).boolean("ok", problem.empty());
+  if (!problem.empty()) o.str("error", problem);
+  if (t != Ty::f32) o.str("type", name_of(t)).str("precision", precision).str("precision_used", precision_used(t, err));
+}
+
 Obj run_gemm(Libs& L, Timer& T, const Case& c) {
   const int batch = int(c.i("batch")), m = int(c.i("m")), n = int(c.i("n")), k = int(c.i("k"));
   const bool tb = c.i("trans_b") != 0;
-  DevBuf A(size_t(batch) * m * k), B(size_t(batch) * k * n), C(size_t(batch) * m * n);
+  const Ty ty = c.type();
+  DevBuf A(size_t(batch) * m * k, ty), B(size_t(batch) * k * n, ty), C(size_t(batch) * m * n, ty);
   A.random(1, T.stream);
   B.random(2, T.stream);
   Obj out;
@@ -443,13 +557,22 @@ Obj run_gemm(Libs& L, Timer& T, const Case& c) {
   // cuBLAS
   try {
     C.poison(T.stream);
-    sgemm_rm(L, batch, m, n, k, tb, A.p, B.p, C.p);
+    any_gemm_rm(L, ty, batch, m, n, k, tb, A, B, C);
     CK(cudaStreamSynchronize(T.stream));
     double err = check_C("cublas");
-    Obj o = T.both([&] { sgemm_rm(L, batch, m, n, k, tb, A.p, B.p, C.p); });
-    o.num("rel_err", err).boolean("ok", err < 1e-5).str(
-        "call", batch == 1 ? "cublasSgemm (CUBLAS_DEFAULT_MATH)" : "cublasSgemmStridedBatched (CUBLAS_DEFAULT_MATH)");
-    if (!(err < 1e-5)) o.str("error", "relative error " + Json::num(err) + " against float64");
+    Obj o = T.both([&] { any_gemm_rm(L, ty, batch, m, n, k, tb, A, B, C); });
+    if (ty == Ty::f32) {
+      o.num("rel_err", err).boolean("ok", err < 1e-5).str(
+          "call", batch == 1 ? "cublasSgemm (CUBLAS_DEFAULT_MATH)" : "cublasSgemmStridedBatched (CUBLAS_DEFAULT_MATH)");
+      if (!(err < 1e-5)) o.str("error", "relative error " + Json::num(err) + " against float64");
+    } else {
+      std::string what = std::string(batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx") + " (" +
+                         (ty == Ty::bf16 ? "CUDA_R_16BF" : "CUDA_R_32F") + ", " + compute_name(ty) + ")";
+      judge(o, ty, err,
+            ty == Ty::bf16 ? "bf16 in and out, fp32 accumulation, CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION"
+                           : "fp32 in and out, inputs read as TF32, fp32 accumulation");
+      o.str("call", what);
+    }
     out.obj("cublas", o);
   } catch (const std::exception& e) {
     Obj o;
@@ -463,7 +586,7 @@ Obj run_gemm(Libs& L, Timer& T, const Case& c) {
     cublasLtMatmulDesc_t desc{};
     cublasLtMatrixLayout_t la{}, lb{}, lc{};
     cublasLtMatmulPreference_t pref{};
-    CK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CK(cublasLtMatmulDescCreate(&desc, compute_type(ty), CUDA_R_32F));  // fp32 scale in every type
     std::shared_ptr<void> g1(nullptr, [&](void*) {
       if (desc) cublasLtMatmulDescDestroy(desc);
       if (la) cublasLtMatrixLayoutDestroy(la);
@@ -475,12 +598,13 @@ Obj run_gemm(Libs& L, Timer& T, const Case& c) {
     CK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA));
     CK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB));
     // Lt's A is our B (n x k as op(.)), Lt's B is our A viewed k x m, C is n x m (column-major).
+    const cudaDataType_t dt = cuda_type(ty);
     if (tb)
-      CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, k, n, k));
+      CK(cublasLtMatrixLayoutCreate(&la, dt, k, n, k));
     else
-      CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, n, k, n));
-    CK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, k, m, k));
-    CK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, n, m, n));
+      CK(cublasLtMatrixLayoutCreate(&la, dt, n, k, n));
+    CK(cublasLtMatrixLayoutCreate(&lb, dt, k, m, k));
+    CK(cublasLtMatrixLayoutCreate(&lc, dt, n, m, n));
     if (batch > 1) {
       int32_t bc = batch;
       int64_t sa = int64_t(n) * k, sb = int64_t(m) * k, sc = int64_t(m) * n;
@@ -492,13 +616,17 @@ Obj run_gemm(Libs& L, Timer& T, const Case& c) {
     CK(cublasLtMatmulPreferenceCreate(&pref));
     uint64_t wsb = L.lt_ws_bytes;
     CK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb));
+    if (ty == Ty::bf16) {  // split-K partial sums kept in fp32 (the compute type), never in bf16
+      uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+      CK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask));
+    }
     cublasLtMatmulHeuristicResult_t res[8];
     int nres = 0;
     CK(cublasLtMatmulAlgoGetHeuristic(L.lt, desc, la, lb, lc, lc, pref, 8, res, &nres));
     if (nres == 0) throw failure("cuBLASLt heuristic returned no algorithm");
     const float one = 1.f, zero = 0.f;
     auto call = [&](int a) {
-      CK(cublasLtMatmul(L.lt, desc, &one, B.p, la, A.p, lb, &zero, C.p, lc, C.p, lc, &res[a].algo, L.lt_ws,
+      CK(cublasLtMatmul(L.lt, desc, &one, B.v, la, A.v, lb, &zero, C.v, lc, C.v, lc, &res[a].algo, L.lt_ws,
                         L.lt_ws_bytes, T.stream));
     };
     // Pick the fastest of the heuristic's candidates (warm, quick), then time it properly.
@@ -526,9 +654,17 @@ Obj run_gemm(Libs& L, Timer& T, const Case& c) {
     CK(cudaStreamSynchronize(T.stream));
     double err = check_C("cublaslt");
     Obj o = T.both([&] { call(best); });
-    o.num("rel_err", err).boolean("ok", err < 1e-5).num("algos_tried", nres).num("algo_index", best).str(
-        "call", "cublasLtMatmul (CUBLAS_COMPUTE_32F), fastest of the heuristic's candidates");
-    if (!(err < 1e-5)) o.str("error", "relative error " + Json::num(err) + " against float64");
+    if (ty == Ty::f32) {
+      o.num("rel_err", err).boolean("ok", err < 1e-5).num("algos_tried", nres).num("algo_index", best).str(
+          "call", "cublasLtMatmul (CUBLAS_COMPUTE_32F), fastest of the heuristic's candidates");
+      if (!(err < 1e-5)) o.str("error", "relative error " + Json::num(err) + " against float64");
+    } else {
+      judge(o, ty, err,
+            ty == Ty::bf16 ? "bf16 in and out (CUDA_R_16BF), fp32 accumulation, split-K reduction in fp32 only"
+                           : "fp32 in and out, inputs read as TF32, fp32 accumulation");
+      o.num("algos_tried", nres).num("algo_index", best).str(
+          "call", std::string("cublasLtMatmul (") + compute_name(ty) + "), fastest of the heuristic's candidates");
+    }
     out.obj("cublaslt", o);
   } catch (const std::exception& e) {
     Obj o;
@@ -541,14 +677,21 @@ Obj run_gemm(Libs& L, Timer& T, const Case& c) {
 
 Obj run_dot(Libs& L, Timer& T, const Case& c) {
   const int n = int(c.i("n"));
-  DevBuf a(n), b(n), r(1);
+  const Ty ty = c.type();
+  if (ty == Ty::tf32) throw failure("dot: no TF32 variant (a memory-bound reduction)");
+  DevBuf a(n, ty), b(n, ty), r(1, ty);
   a.random(3, T.stream);
   b.random(4, T.stream);
   Obj out;
   try {
     CK(cublasSetPointerMode(L.blas, CUBLAS_POINTER_MODE_DEVICE));  // no host round trip
     std::shared_ptr<void> reset(nullptr, [&](void*) { cublasSetPointerMode(L.blas, CUBLAS_POINTER_MODE_HOST); });
-    auto call = [&] { CK(cublasSdot(L.blas, n, a.p, 1, b.p, 1, r.p)); };
+    auto call = [&] {
+      if (ty == Ty::bf16)  // bf16 vectors and result, fp32 execution
+        CK(cublasDotEx(L.blas, n, a.v, CUDA_R_16BF, 1, b.v, CUDA_R_16BF, 1, r.v, CUDA_R_16BF, CUDA_R_32F));
+      else
+        CK(cublasSdot(L.blas, n, a.p, 1, b.p, 1, r.p));
+    };
     r.poison(T.stream);
     call();
     CK(cudaStreamSynchronize(T.stream));
@@ -558,8 +701,13 @@ Obj run_dot(Libs& L, Timer& T, const Case& c) {
     double got = r.host()[0];
     double err = std::fabs(got - ref) / asum;  // relative to sum |a_i b_i|: the sum cancels
     Obj o = T.both(call);
-    o.num("rel_err", err).boolean("ok", std::isfinite(got) && err < 1e-5).str(
-        "call", "cublasSdot (device pointer mode)");
+    if (ty == Ty::f32) {
+      o.num("rel_err", err).boolean("ok", std::isfinite(got) && err < 1e-5).str(
+          "call", "cublasSdot (device pointer mode)");
+    } else {
+      judge(o, ty, std::isfinite(got) ? err : INFINITY, "bf16 vectors and result, fp32 execution");
+      o.str("call", "cublasDotEx (CUDA_R_16BF, execution CUDA_R_32F, device pointer mode)");
+    }
     out.obj("cublas", o);
   } catch (const std::exception& e) {
     Obj o;
@@ -572,14 +720,28 @@ Obj run_dot(Libs& L, Timer& T, const Case& c) {
 
 Obj run_gemv(Libs& L, Timer& T, const Case& c) {
   const int m = int(c.i("m")), k = int(c.i("k"));
-  DevBuf M(size_t(m) * k), v(k), w(m);
+  const Ty ty = c.type();
+  if (ty == Ty::tf32) throw failure("gemv: no TF32 variant (memory-bound)");
+  DevBuf M(size_t(m) * k, ty), v(k, ty), w(m, ty);
   M.random(5, T.stream);
   v.random(6, T.stream);
   Obj out;
   try {
     const float one = 1.f, zero = 0.f;
     // Row-major M (m x k) is column-major M^T (k x m), ld k: w = (M^T)^T v.
-    auto call = [&] { CK(cublasSgemv(L.blas, CUBLAS_OP_T, k, m, &one, M.p, k, v.p, 1, &zero, w.p, 1)); };
+    // bf16: cuBLAS has no plain bf16 gemv; cublasGemmEx with n = 1 (m x 1 = op(M^T) * v) is
+    // the documented way, and it dispatches to a gemv kernel.
+    auto call = [&] {
+      if (ty == Ty::bf16) {
+        CK(cublasSetMathMode(L.blas,
+                             cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+        std::shared_ptr<void> reset(nullptr, [&](void*) { cublasSetMathMode(L.blas, CUBLAS_DEFAULT_MATH); });
+        CK(cublasGemmEx(L.blas, CUBLAS_OP_T, CUBLAS_OP_N, m, 1, k, &one, M.v, CUDA_R_16BF, k, v.v, CUDA_R_16BF, k,
+                        &zero, w.v, CUDA_R_16BF, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      } else {
+        CK(cublasSgemv(L.blas, CUBLAS_OP_T, k, m, &one, M.p, k, v.p, 1, &zero, w.p, 1));
+      }
+    };
     w.poison(T.stream);
     call();
     CK(cudaStreamSynchronize(T.stream));
@@ -593,7 +755,12 @@ Obj run_gemv(Libs& L, Timer& T, const Case& c) {
     }
     double err = rel_err(got, ref);
     Obj o = T.both(call);
-    o.num("rel_err", err).boolean("ok", err < 1e-5).str("call", "cublasSgemv (CUBLAS_OP_T on the row-major matrix)");
+    if (ty == Ty::f32) {
+      o.num("rel_err", err).boolean("ok", err < 1e-5).str("call", "cublasSgemv (CUBLAS_OP_T on the row-major matrix)");
+    } else {
+      judge(o, ty, err, "bf16 matrix, vector and result, fp32 accumulation");
+      o.str("call", "cublasGemmEx, n = 1 (CUDA_R_16BF, CUBLAS_COMPUTE_32F)");
+    }
     out.obj("cublas", o);
   } catch (const std::exception& e) {
     Obj o;
@@ -621,6 +788,11 @@ Obj run_conv(Libs& L, Timer& T, const Case& c) {
   if (layout != "nchw" && layout != "nhwc") throw failure("conv layout must be nchw or nhwc");
   const bool nhwc = layout == "nhwc";
   const cudnnTensorFormat_t fmt = nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  // f32: fp32 FMA math only; bf16: bf16 tensors, fp32 compute, any math (tensor cores read bf16
+  // as it is); tf32: fp32 tensors, tensor-op math allowed (TF32), the fastest of any math.
+  const Ty ty = c.type();
+  const cudnnDataType_t data = ty == Ty::bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+  const cudnnMathType_t ask = ty == Ty::f32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
   Obj out;
   try {
     cudnnTensorDescriptor_t xd{}, yd{};
@@ -636,14 +808,14 @@ Obj run_conv(Libs& L, Timer& T, const Case& c) {
     CK(cudnnCreateTensorDescriptor(&yd));
     CK(cudnnCreateFilterDescriptor(&wdsc));
     CK(cudnnCreateConvolutionDescriptor(&cd));
-    CK(cudnnSetTensor4dDescriptor(xd, fmt, CUDNN_DATA_FLOAT, n, ch, h, wd));
-    CK(cudnnSetFilter4dDescriptor(wdsc, CUDNN_DATA_FLOAT, fmt, k, ch, r, s));
+    CK(cudnnSetTensor4dDescriptor(xd, fmt, data, n, ch, h, wd));
+    CK(cudnnSetFilter4dDescriptor(wdsc, data, fmt, k, ch, r, s));
     CK(cudnnSetConvolution2dDescriptor(cd, 0, 0, st, st, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    CK(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH));  // fp32 FMA: no TF32 tensor cores
+    CK(cudnnSetConvolutionMathType(cd, ask));  // f32: FMA, no TF32 tensor cores
     int on, oc, oh, ow;
     CK(cudnnGetConvolution2dForwardOutputDim(cd, xd, wdsc, &on, &oc, &oh, &ow));
-    CK(cudnnSetTensor4dDescriptor(yd, fmt, CUDNN_DATA_FLOAT, on, oc, oh, ow));
-    DevBuf X(size_t(n) * ch * h * wd), W(size_t(k) * ch * r * s), Y(size_t(on) * oc * oh * ow);
+    CK(cudnnSetTensor4dDescriptor(yd, fmt, data, on, oc, oh, ow));
+    DevBuf X(size_t(n) * ch * h * wd, ty), W(size_t(k) * ch * r * s, ty), Y(size_t(on) * oc * oh * ow, ty);
     X.random(8, T.stream);
     W.random(9, T.stream);
     CK(cudaStreamSynchronize(T.stream));
@@ -659,13 +831,15 @@ Obj run_conv(Libs& L, Timer& T, const Case& c) {
                     perf[a].status == CUDNN_STATUS_SUCCESS ? "ok" : "fail", perf[a].time * 1e3,
                     perf[a].memory, math_name(perf[a].mathType));
       found += b;
-      if (pick < 0 && perf[a].status == CUDNN_STATUS_SUCCESS && perf[a].mathType == CUDNN_FMA_MATH)
+      if (pick < 0 && perf[a].status == CUDNN_STATUS_SUCCESS && (ty != Ty::f32 || perf[a].mathType == CUDNN_FMA_MATH))
         pick = a;  // the results come sorted, fastest first
     }
     for (int a = 0; a < nalg && pick < 0; ++a)  // else DEFAULT_MATH: fp32 under NVIDIA_TF32_OVERRIDE=0,
       if (perf[a].status == CUDNN_STATUS_SUCCESS && perf[a].mathType == CUDNN_DEFAULT_MATH)  // checked below
         pick = a;
-    if (pick < 0) throw failure("cuDNN found no fp32 (non-tensor-op) algorithm: " + found);
+    if (pick < 0)
+      throw failure(std::string("cuDNN found no ") + (ty == Ty::f32 ? "fp32 (non-tensor-op)" : name_of(ty)) +
+                    " algorithm: " + found);
     const cudnnConvolutionFwdAlgo_t algo = perf[pick].algo;
     CK(cudnnSetConvolutionMathType(cd, perf[pick].mathType));
     size_t ws_bytes = 0;
@@ -673,7 +847,7 @@ Obj run_conv(Libs& L, Timer& T, const Case& c) {
     DevBuf ws((ws_bytes + 3) / 4 + 1);
     const float one = 1.f, zero = 0.f;
     auto call = [&] {
-      CK(cudnnConvolutionForward(L.dnn, &one, xd, X.p, wdsc, W.p, cd, algo, ws.p, ws_bytes, &zero, yd, Y.p));
+      CK(cudnnConvolutionForward(L.dnn, &one, xd, X.v, wdsc, W.v, cd, algo, ws.p, ws_bytes, &zero, yd, Y.v));
     };
     Y.poison(T.stream);
     call();
@@ -703,10 +877,19 @@ Obj run_conv(Libs& L, Timer& T, const Case& c) {
     char algo_s[96];
     std::snprintf(algo_s, sizeof algo_s, "algo %d, %s, workspace %zu B", int(algo), math_name(perf[pick].mathType),
                   ws_bytes);
-    o.num("rel_err", err).boolean("ok", err < 1e-5).str("algo", algo_s).str("find", found).str(
-        "call", std::string("cudnnConvolutionForward, ") + (nhwc ? "NHWC/KRSC" : "NCHW/KCRS") +
-                    ", fastest fp32 algorithm of cudnnFindConvolutionForwardAlgorithm");
-    if (!(err < 1e-5)) o.str("error", "relative error " + Json::num(err) + " against float64");
+    if (ty == Ty::f32) {
+      o.num("rel_err", err).boolean("ok", err < 1e-5).str("algo", algo_s).str("find", found).str(
+          "call", std::string("cudnnConvolutionForward, ") + (nhwc ? "NHWC/KRSC" : "NCHW/KCRS") +
+                      ", fastest fp32 algorithm of cudnnFindConvolutionForwardAlgorithm");
+      if (!(err < 1e-5)) o.str("error", "relative error " + Json::num(err) + " against float64");
+    } else {
+      judge(o, ty, err,
+            ty == Ty::bf16 ? "bf16 tensors, fp32 compute (CUDNN_DATA_FLOAT), tensor-op math allowed"
+                           : "fp32 tensors, TF32 tensor-op math allowed (CUDNN_TENSOR_OP_MATH)");
+      o.str("algo", algo_s).str("find", found).str(
+          "call", std::string("cudnnConvolutionForward, ") + (nhwc ? "NHWC/KRSC" : "NCHW/KCRS") +
+                      ", fastest algorithm of cudnnFindConvolutionForwardAlgorithm");
+    }
     out.obj("cudnn", o);
   } catch (const std::exception& e) {
     Obj o;
@@ -718,7 +901,64 @@ Obj run_conv(Libs& L, Timer& T, const Case& c) {
 }
 
 // ---------------------------------------------------------------- ceilings
-Obj ceilings(Libs& L, Timer& T) {
+// The GEMM rate at 8192^3 of one type, as <prefix>_flops_per_s, _us, _rel_err, _method:
+// sgemm_* for f32 (no TF32), bf16_gemm_* (bf16 in and out, fp32 accumulation), tf32_gemm_* (the
+// rate is left out, with tf32_gemm_error, when the error shows that TF32 was not used, as under
+// NVIDIA_TF32_OVERRIDE=0).
+void gemm_ceiling(Libs& L, Timer& T, Ty ty, Obj& o) {
+  const std::string key = ty == Ty::f32 ? "sgemm" : std::string(name_of(ty)) + "_gemm";
+  try {
+    const int N = 8192;
+    DevBuf A(size_t(N) * N, ty), B(size_t(N) * N, ty), C(size_t(N) * N, ty);
+    A.random(13, T.stream);
+    B.random(14, T.stream);
+    auto f = [&] { any_gemm_rm(L, ty, 1, N, N, N, false, A, B, C); };
+    for (int i = 0; i < 2; ++i) f();
+    std::vector<double> v;
+    for (int r = 0; r < 8; ++r) {
+      CK(cudaEventRecord(T.e0[r], T.stream));
+      f();
+      CK(cudaEventRecord(T.e1[r], T.stream));
+    }
+    CK(cudaStreamSynchronize(T.stream));
+    for (int r = 0; r < 8; ++r) {
+      float ms;
+      CK(cudaEventElapsedTime(&ms, T.e0[r], T.e1[r]));
+      v.push_back(ms * 1e3);
+    }
+    Stat s = summarize(v);
+    // Spot check the precision: TF32 would show ~1e-4 here.
+    auto hA = A.host(), hB = B.host(), hC = C.host();
+    std::vector<double> got, ref;
+    std::mt19937_64 rng(3);
+    for (int t = 0; t < 32; ++t) {
+      size_t i = rng() % N, j = rng() % N;
+      double acc = 0;
+      for (int kk = 0; kk < N; ++kk) acc += double(hA[i * N + kk]) * hB[size_t(kk) * N + j];
+      ref.push_back(acc);
+      got.push_back(hC[i * N + j]);
+    }
+    const double err = rel_err(got, ref);
+    const double rate = 2.0 * N * N * double(N) / (s.median_us * 1e-6);
+    if (ty == Ty::tf32 && err < 1e-5)
+      o.str(key + "_error", "TF32 was not used (fp32's error " + Json::num(err) +
+                                "; NVIDIA_TF32_OVERRIDE=0?): rate " + Json::num(rate) + " not a TF32 ceiling");
+    else
+      o.num(key + "_flops_per_s", rate);
+    o.num(key + "_us", s.median_us).num(key + "_rel_err", err);
+    if (ty == Ty::f32)
+      o.str("sgemm_method", "cublasSgemm 8192^3, CUBLAS_DEFAULT_MATH (fp32, no TF32), median of 8");
+    else
+      o.str(key + "_method", std::string("cublasGemmEx 8192^3, ") + (ty == Ty::bf16 ? "CUDA_R_16BF" : "CUDA_R_32F") +
+                                 ", " + compute_name(ty) + ", median of 8");
+  } catch (const std::exception& e) {
+    o.str(key + "_error", e.what());
+    cudaGetLastError();
+  }
+}
+
+// The copy rate, the one-element kernel and the GEMM rates of f32 and of the other `types` run.
+Obj ceilings(Libs& L, Timer& T, const std::set<Ty>& types) {
   Obj o;
   try {  // device copy: 1 GiB -> 1 GiB, bytes read + written
     const size_t bytes = size_t(1) << 30;
@@ -768,45 +1008,9 @@ Obj ceilings(Libs& L, Timer& T) {
     o.str("one_element_error", e.what());
     cudaGetLastError();
   }
-  try {  // fp32 SGEMM 8192^3, no TF32
-    const int N = 8192;
-    DevBuf A(size_t(N) * N), B(size_t(N) * N), C(size_t(N) * N);
-    A.random(13, T.stream);
-    B.random(14, T.stream);
-    auto f = [&] { sgemm_rm(L, 1, N, N, N, false, A.p, B.p, C.p); };
-    for (int i = 0; i < 2; ++i) f();
-    std::vector<double> v;
-    for (int r = 0; r < 8; ++r) {
-      CK(cudaEventRecord(T.e0[r], T.stream));
-      f();
-      CK(cudaEventRecord(T.e1[r], T.stream));
-    }
-    CK(cudaStreamSynchronize(T.stream));
-    for (int r = 0; r < 8; ++r) {
-      float ms;
-      CK(cudaEventElapsedTime(&ms, T.e0[r], T.e1[r]));
-      v.push_back(ms * 1e3);
-    }
-    Stat s = summarize(v);
-    // Spot check the precision: TF32 would show ~1e-4 here.
-    auto hA = A.host(), hB = B.host(), hC = C.host();
-    std::vector<double> got, ref;
-    std::mt19937_64 rng(3);
-    for (int t = 0; t < 32; ++t) {
-      size_t i = rng() % N, j = rng() % N;
-      double acc = 0;
-      for (int kk = 0; kk < N; ++kk) acc += double(hA[i * N + kk]) * hB[size_t(kk) * N + j];
-      ref.push_back(acc);
-      got.push_back(hC[i * N + j]);
-    }
-    o.num("sgemm_flops_per_s", 2.0 * N * N * double(N) / (s.median_us * 1e-6))
-        .num("sgemm_us", s.median_us)
-        .num("sgemm_rel_err", rel_err(got, ref))
-        .str("sgemm_method", "cublasSgemm 8192^3, CUBLAS_DEFAULT_MATH (fp32, no TF32), median of 8");
-  } catch (const std::exception& e) {
-    o.str("sgemm_error", e.what());
-    cudaGetLastError();
-  }
+  gemm_ceiling(L, T, Ty::f32, o);
+  for (Ty t : {Ty::bf16, Ty::tf32})
+    if (types.count(t)) gemm_ceiling(L, T, t, o);
   return o;
 }
 
@@ -822,7 +1026,7 @@ std::string now_utc() {
 int main(int argc, char** argv) {
   std::string cases_path, out_path, only;
   int reps = 0;
-  bool do_ceilings = true;
+  bool do_ceilings = true, list = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -837,15 +1041,17 @@ int main(int argc, char** argv) {
     else if (a == "--reps") reps = std::stoi(next());
     else if (a == "--only") only = "," + next() + ",";
     else if (a == "--no-ceilings") do_ceilings = false;
+    else if (a == "--list") list = true;
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s --cases FILE --out FILE.json [--reps N] [--only A,B] [--no-ceilings]\n", argv[0]);
+      std::printf("usage: %s --cases FILE --out FILE.json [--reps N] [--only A,B] [--no-ceilings] [--list]\n",
+                  argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
     }
   }
-  if (cases_path.empty() || out_path.empty()) {
+  if (cases_path.empty() || (out_path.empty() && !list)) {
     std::fprintf(stderr, "usage: %s --cases FILE --out FILE.json\n", argv[0]);
     return 2;
   }
@@ -857,6 +1063,13 @@ int main(int argc, char** argv) {
   };
   try {
     std::vector<Case> cases = read_cases(cases_path);
+    for (const Case& c : cases) c.type();  // a bad type= fails here, before any GPU work
+    if (list) {  // what would run, and in which type: no GPU needed
+      for (const Case& c : cases)
+        if (only.empty() || only.find("," + c.name + ",") != std::string::npos)
+          std::printf("%-28s %-5s %s\n", c.name.c_str(), name_of(c.type()), c.kind.c_str());
+      return 0;
+    }
     int dev = 0, rt = 0, drv = 0;
     CK(cudaGetDevice(&dev));
     cudaDeviceProp p{};
@@ -884,7 +1097,10 @@ int main(int argc, char** argv) {
     Libs L(T.stream);
     write();
     if (do_ceilings) {
-      Obj ce = ceilings(L, T);
+      std::set<Ty> types;
+      for (const Case& c : cases)
+        if (only.empty() || only.find("," + c.name + ",") != std::string::npos) types.insert(c.type());
+      Obj ce = ceilings(L, T, types);
       root.obj("ceilings", ce);
       write();
       std::printf("%s\n", ce.dump().c_str());

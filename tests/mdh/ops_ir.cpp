@@ -222,7 +222,9 @@ TEST_CASE("benchmark cases: every benchmarks.md case, with the table's shapes") 
   CHECK(shapes["tccg_abcdef_dega_gfbc:C"] == "[24,16,16,24,16,16]");
 }
 
-TEST_CASE("bench/cases.json and for_each_benchmark_case list the same cases, ops and sizes") {
+TEST_CASE(
+    "bench/cases.json and for_each_benchmark_case_of_every_type list the same cases, ops, sizes "
+    "and types") {
   const char* root = std::getenv("MDH_SOURCE_DIR");
   if (!root) {
     MESSAGE("MDH_SOURCE_DIR unset (run through ctest): skipped");
@@ -232,20 +234,42 @@ TEST_CASE("bench/cases.json and for_each_benchmark_case list the same cases, ops
   REQUIRE(f.good());
   auto doc = nlohmann::json::parse(f);
   std::map<std::string, std::pair<std::string, std::vector<std::int64_t>>> json_cases;
-  for (auto& c : doc["cases"])
+  std::map<std::string, std::string> json_type;  // "type" of the bf16/tf32 variants, else f32
+  for (auto& c : doc["cases"]) {
     json_cases[c["name"]] = {c["op"], c["sizes"].get<std::vector<std::int64_t>>()};
+    json_type[c["name"]] = c.value("type", std::string("f32"));
+  }
   std::size_t seen = 0;
-  mdh::ops::for_each_benchmark_case([&](std::string_view name, const auto& c, const auto& n) {
-    INFO(name);
-    ++seen;
-    auto it = json_cases.find(std::string(name));
-    REQUIRE_MESSAGE(it != json_cases.end(), "not in bench/cases.json");
-    CHECK(it->second.second == n);
-    // cases.json names the mdh::ops function; two computations are named after TensorFlow's ops
-    const std::map<std::string, std::string> function_of = {{"mul", "multiply"},
-                                                            {"sub", "subtract"}};
-    std::string op = c.name();
-    CHECK(it->second.first == (function_of.count(op) ? function_of.at(op) : op));
-  });
+  mdh::ops::for_each_benchmark_case_of_every_type(
+      [&](std::string_view name, const auto& c, const auto& n) {
+        INFO(name);
+        ++seen;
+        auto it = json_cases.find(std::string(name));
+        REQUIRE_MESSAGE(it != json_cases.end(), "not in bench/cases.json");
+        CHECK(it->second.second == n);
+        // cases.json names the mdh::ops function; two computations are named after TensorFlow's ops
+        const std::map<std::string, std::string> function_of = {{"mul", "multiply"},
+                                                                {"sub", "subtract"}};
+        std::string op = c.name();
+        CHECK(it->second.first == (function_of.count(op) ? function_of.at(op) : op));
+        // the variant's type is what the computation reads and stores: bf16 buffers, or f32 at tf32
+        std::vector<const mdh::ir::computation*> parts;
+        if constexpr (mdh::is_fused_v<std::decay_t<decltype(c)>>)
+          parts = {&c.first().ir(), &c.second().ir()};
+        else
+          parts = {&c.ir()};
+        bool bf16 = false, f32 = false, tf32 = false;
+        for (auto* p : parts) {
+          tf32 = tf32 || mdh::ir::reads_tf32(*p);
+          for (auto* bufs : {&p->inputs, &p->outputs})
+            for (auto& b : *bufs)
+              bf16 = bf16 || b.type == mdh::scalar_type::bf16,
+              f32 = f32 || b.type == mdh::scalar_type::f32;
+        }
+        const std::string& type = json_type[std::string(name)];
+        CHECK(tf32 == (type == "tf32"));
+        CHECK(bf16 == (type == "bf16"));
+        if (type == "bf16") CHECK_FALSE(f32);  // every buffer, not one of them
+      });
   CHECK(seen == json_cases.size());
 }

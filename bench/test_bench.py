@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The benchmark's Python side without a GPU (CTest: bench_python): bench/cases.json is what
+bench/peers/make_cases.py writes; the bf16/tf32 variants (issue 18) are derived correctly; the
+peers' scripts accept every case (frameworks.py --dry-run, the precision checks); report.py
+writes one table per type from synthetic results, with the type's floors, targets and notes.
+Standard library only. Prints 'N passed, N failed'; exits 1 on a failure."""
+import contextlib
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "peers"))
+sys.path.insert(0, HERE)
+import cases as cases_mod  # noqa: E402
+import frameworks  # noqa: E402
+import report  # noqa: E402
+
+TESTS = []
+
+
+def test(f):
+    TESTS.append(f)
+    return f
+
+
+def run_quiet(main, argv):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(argv)
+    return rc, out.getvalue()
+
+
+@test
+def cases_json_is_make_cases_output():
+    r = subprocess.run([sys.executable, os.path.join(HERE, "peers", "make_cases.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@test
+def variants_derive_from_the_fp32_cases():
+    doc = cases_mod.load()
+    by_name = {c["name"]: c for c in doc["cases"]}
+    fp32 = [c for c in doc["cases"] if "type" not in c]
+    bf16 = [c for c in doc["cases"] if c.get("type") == "bf16"]
+    tf32 = [c for c in doc["cases"] if c.get("type") == "tf32"]
+    # every fp32 case but PRL has a bf16 twin; the GEMM-like products (not dot, matvec) a tf32 one
+    assert {c["base"] for c in bf16} == {c["name"] for c in fp32 if c["op"] != "prl"}
+    products = {c["name"] for c in fp32 if c["op"] in ("matmul", "batch_matmul", "bmatmul", "mcc", "mcc_nchw")
+                or c["op"].startswith("tccg_")}
+    assert {c["base"] for c in tf32} == products, sorted(products ^ {c["base"] for c in tf32})
+    for c in bf16 + tf32:
+        base = by_name[c["base"]]
+        assert c["name"] == f'{base["name"]}_{c["type"]}' and c["suite"] == c["type"]
+        assert c["op"] == base["op"] and c["sizes"] == base["sizes"] and c["flops"] == base["flops"]
+        assert c["bytes"] == (base["bytes"] // 2 if c["type"] == "bf16" else base["bytes"]), c["name"]
+        dtypes = {v["dtype"] for v in c["inputs"].values()}
+        assert dtypes == ({"bfloat16"} if c["type"] == "bf16" else {"float32"}), (c["name"], dtypes)
+        assert "precision='highest'" not in c["peers"]["jax"], c["name"]
+        assert c["targets"] and all(t in doc["targets"] for t in c["targets"]), c["name"]
+        if c["peers"].get("vendor"):
+            assert c["peers"]["vendor"]["type"] == c["type"]
+    # the vendor lines carry the type; the fp32 ones do not (vendor.cu's default)
+    lines = cases_mod.vendor_lines(doc)
+    assert any(ln.startswith("matmul_1024_tf32 gemm") and "type=tf32" in ln for ln in lines)
+    assert any(ln.startswith("dot_bf16 dot") and "type=bf16" in ln for ln in lines)
+    assert all("type=" not in ln for ln in lines if ln.split()[0] in by_name and "type" not in by_name[ln.split()[0]])
+    # suites select the variants
+    assert {c["name"] for c in cases_mod.select(doc, suites=["bf16"])} == {c["name"] for c in bf16}
+
+
+@test
+def frameworks_dry_run_parses_every_expression():
+    rc, out = run_quiet(frameworks.main, ["--dry-run", "--suite", "bf16,tf32"])
+    assert rc == 0, out
+    assert "matmul_1024_tf32" in out and "'tensorfloat32'" in out and "mul_bf16" in out
+
+
+@test
+def frameworks_judges_by_the_cases_type():
+    def judged(ty, err):
+        e = {"rel_err": err}
+        frameworks.judge(e, ty)
+        return e
+    assert judged("f32", 1e-7)["ok"] and not judged("f32", 3e-4)["ok"]  # TF32 in an fp32 case: an error
+    assert judged("tf32", 4e-4)["ok"] and judged("tf32", 4e-4)["precision_used"] == "tf32"
+    e = judged("tf32", 1e-7)  # fp32 where TF32 was asked: timed, but said
+    assert e["ok"] and e["precision_used"].startswith("fp32")
+    assert not judged("tf32", 2e-2)["ok"]
+    assert judged("bf16", 2e-3)["ok"] and not judged("bf16", 5e-2)["ok"]
+    assert "bf16 limit" in judged("bf16", 5e-2)["error"]
+
+
+def synthetic_run(tmp, names):
+    """ours / vendor / frameworks JSON for `names`: ours 10 us everywhere; cuBLAS 9.5 (ours
+    slower, within 0.9x), cuBLASLt 12; eager 8 (faster than ours); JAX's tf32 peer ran fp32."""
+    ours = {"device": "synthetic", "cases": {n: {"ok": True, "per_call_us": 10.0, "graph_us": 10.0,
+                                                 "config": {}, "tuned": True} for n in names}}
+    vendor = {"device": "synthetic", "ceilings": {
+        "copy_bytes_per_s": 4e12, "sgemm_flops_per_s": 50e12, "bf16_gemm_flops_per_s": 800e12,
+        "tf32_gemm_flops_per_s": 400e12}, "cases": {}}
+    fw = {"device": "synthetic", "cases": {}}
+    for n in names:
+        vendor["cases"][n] = {
+            "cublas": {"ok": True, "per_call_us": 9.5, "graph_us": 9.5, "rel_err": 1e-3, "type": "x"},
+            "cublaslt": {"ok": True, "per_call_us": 12.0, "graph_us": 12.0, "rel_err": 1e-3}}
+        fw["cases"][n] = {
+            "eager": {"ok": True, "per_call_us": 8.0, "graph_us": 8.0, "rel_err": 1e-3},
+            "jax": {"ok": True, "per_call_us": 20.0, "pipelined_us": 20.0, "rel_err": 1e-7,
+                    "precision_used": "fp32 (the error is fp32's: TF32 was not used)"},
+            "compile": {"ok": False, "error": "relative error 5.00e-02 against float64"}}
+    paths = {}
+    for k, v in (("ours", ours), ("vendor", vendor), ("frameworks", fw)):
+        paths[k] = os.path.join(tmp, k + ".json")
+        with open(paths[k], "w") as f:
+            json.dump(v, f)
+    return paths
+
+
+@test
+def report_has_one_table_per_type():
+    names = ["matmul_1024", "matmul_1024_bf16", "matmul_1024_tf32", "mul_bf16", "bmm_qk_tf32"]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = synthetic_run(tmp, names)
+        out = os.path.join(tmp, "R.md")
+        rc, _ = run_quiet(report.main, ["--ours", p["ours"], "--vendor", p["vendor"], "--frameworks",
+                                        p["frameworks"], "--out", out, "--cases", ",".join(names),
+                                        "--commit", "test", "--date", "today"])
+        assert rc == 0
+        md = open(out).read()
+        res = json.load(open(os.path.join(tmp, "R.json")))
+    sections = [ln for ln in md.splitlines() if ln.startswith("## ")]
+    assert sections[:3] == ["## " + report.TYPE_TITLE[t] for t in ("f32", "bf16", "tf32")], sections
+    assert md.count("### CUDA-graph replay") == 3
+    # each table holds its type's cases only
+    bf16_part = md.split("## " + report.TYPE_TITLE["bf16"])[1].split("## " + report.TYPE_TITLE["tf32"])[0]
+    assert "| matmul_1024_bf16 |" in bf16_part and "| mul_bf16 |" in bf16_part and "matmul_1024_tf32" not in bf16_part
+    # floors from the type's measured GEMM rate (and half the bytes for bf16)
+    c = res["cases"]
+    assert math.isclose(c["matmul_1024_bf16"]["floor_us"], max(6291456 / 4e12, 2 * 1024**3 / 800e12) * 1e6)
+    assert math.isclose(c["matmul_1024_tf32"]["floor_us"], max(12582912 / 4e12, 2 * 1024**3 / 400e12) * 1e6)
+    assert math.isclose(c["matmul_1024"]["floor_us"], max(12582912 / 4e12, 2 * 1024**3 / 50e12) * 1e6)
+    assert "bf16 GEMM ceiling: 800 TFLOP/s, measured in this run" in md
+    # targets: 9.5 / 10 = 0.95x cuBLAS: large products met (0.9x), batched ones missed (1.0x);
+    # bf16 memory-bound: eager 8 us beats ours
+    g = lambda n, t: c[n]["graph"]["targets"][t]["met"]
+    assert g("matmul_1024_bf16", "lp_product_large") is True
+    assert g("bmm_qk_tf32", "lp_product_small") is False
+    assert g("mul_bf16", "lp_memory") is False
+    assert res["summary_by_type"]["bf16"]["graph"]["targets_missed"] == 1
+    # a peer that ran fp32 where TF32 was asked is named; a failed peer is an error, not a time
+    assert "matmul_1024_tf32 / JAX: note: fp32 (the error is fp32's: TF32 was not used)" in md
+    assert "mul_bf16 / compile: relative error" in md
+    assert c["mul_bf16"]["graph"]["peers"].get("compile") is None
+    assert "CUBLAS_COMPUTE_32F_FAST_TF32" in md and "CUDA_R_16BF" in md  # the method names the calls
+
+
+@test
+def report_of_fp32_cases_keeps_its_form():
+    names = ["matmul_1024", "mul"]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = synthetic_run(tmp, names)
+        out = os.path.join(tmp, "R.md")
+        run_quiet(report.main, ["--ours", p["ours"], "--vendor", p["vendor"], "--frameworks", p["frameworks"],
+                                "--out", out, "--cases", ",".join(names), "--commit", "t", "--date", "d"])
+        md = open(out).read()
+    assert "## Per call (what a caller waits for: host dispatch + kernels)" in md
+    assert "###" not in md and "bf16" not in md and "lp_" not in md
+    assert "everything float32, TF32 off on all sides" in md
+
+
+@test
+def report_merges_the_runs_of_several_calls():
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = []
+        for k, names in enumerate((["mul_bf16"], ["matmul_1024_tf32"])):
+            d = os.path.join(tmp, str(k))
+            os.mkdir(d)
+            runs.append(synthetic_run(d, names))
+        json_path = os.path.join(tmp, "R.json")
+        argv = ["--out", os.path.join(tmp, "R.md"), "--cases", "mul_bf16,matmul_1024_tf32", "--commit", "t"]
+        for kind in ("ours", "vendor", "frameworks"):
+            argv += ["--" + kind] + [r[kind] for r in runs]
+        rc, _ = run_quiet(report.main, argv)
+        assert rc == 0
+        res = json.load(open(json_path))
+    assert res["cases"]["mul_bf16"]["graph"]["ours"] == 10.0
+    assert res["cases"]["matmul_1024_tf32"]["graph"]["peers"]["cublas"] == 9.5
+    assert any("2 runs merged" in n for n in res["notes"]), res["notes"]
+
+
+def main():
+    passed = failed = 0
+    for t in TESTS:
+        try:
+            t()
+            passed += 1
+            print(f"ok   {t.__name__}")
+        except Exception as e:  # an assertion or an error: the test failed
+            failed += 1
+            print(f"FAIL {t.__name__}: {type(e).__name__}: {e}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
