@@ -5,7 +5,7 @@
 #            both over the tensor-core (MMA) configurations of backends_mma_gpu
 #   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20, over all sessions of a
 #            case's log; or TUNE_MORE seconds more each; resumes from $TUNE_PARAMS/logs, default
-#            params/h200)
+#            $PARAMS)
 #   scaling - evaluations per second on one GPU, then on every visible GPU: SCALING_CASES tuned
 #            SCALING_SECONDS each (defaults conv3x3_resnet,dot and 20) from fresh logs and a fresh
 #            kernel cache, summarised by bench/tuning_rate.py
@@ -13,7 +13,7 @@
 #   profile - ncu of our kernels (PROFILE_CASES) and cuBLAS's (PROFILE_VENDOR_CASES, with a
 #            carried VENDOR_BIN), then our memory-bound cases (FLUSH_CASES) timed after a memset
 #            flush and after a read-only flush, twice alternating (bench/l2_flush.hpp)
-#   bench  - our kernels (parameter files in params/h200) and the peers in the same run, then
+#   bench  - our kernels (parameter files in $PARAMS) and the peers in the same run, then
 #            bench/RESULTS.md and a short table (BENCH_CASES=a,b: only those, on every side)
 # TUNE_SUITE / BENCH_SUITE=any_shape (suites of bench/cases.json: bert, sc21, toplas, any_shape,
 # bf16, tf32; comma-separated) add that suite's cases to TUNE_CASES / BENCH_CASES; TUNE_TARGETS /
@@ -21,6 +21,8 @@
 # suite over calls). The bf16 and tf32 cases (issue 18) tune into $TUNE_PARAMS/bf16 and /tf32.
 # usage: OUT=dir bash bench/device.sh tests tune bench      (OUT defaults to ./device-out)
 # COMMIT=hash names the commit in RESULTS.md (the device copy's .git may be older than the tree)
+# PARAMS=dir: the parameter files (default: params/h100 on an H100, params/h200 otherwise;
+# parameter files are per device, and one tuned on another GPU model is never used)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
@@ -29,6 +31,10 @@ jobs=$(nproc)
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(tests bench)
 t0=$(date +%s)
+if [ -z "${PARAMS:-}" ]; then
+  PARAMS=params/h200
+  nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q H100 && PARAMS=params/h100
+fi
 stamp() { echo "[device.sh $(($(date +%s) - t0))s] $*"; }
 # TUNE_SUITE / BENCH_SUITE as case names (bench/peers/cases.py --names); a failure stops here,
 # since an empty list would select every case.
@@ -99,14 +105,14 @@ for m in "${modes[@]}"; do
     ;;
   tune)
     stamp "tuning (${TUNE_MORE:-${TUNE_SECONDS:-20}} s per case)"
-    tp=${TUNE_PARAMS:-params/h200}
+    tp=${TUNE_PARAMS:-$PARAMS}
     # TUNE_MORE=S: S seconds more per case whatever its log holds (tune_cases --more)
     budget=(--seconds "${TUNE_SECONDS:-20}")
     [ -n "${TUNE_MORE:-}" ] && budget=(--more "$TUNE_MORE")
     "$BIN"/bench/tune_cases "${budget[@]}" --params "$tp" \
       ${TUNE_CASES:+--cases "$TUNE_CASES"} 2>"$OUT/tune.err" | tee "$OUT/tune.txt"
-    tar czf "$OUT/params_h200.tgz" "$tp"  # one file: the call returns a limited count
-    summary+=("tuned: $(($(grep -c . "$OUT/tune.txt") - 1)) cases, parameter files in \$OUT/params_h200.tgz")
+    tar czf "$OUT/params.tgz" "$tp"  # one file: the call returns a limited count
+    summary+=("tuned: $(($(grep -c . "$OUT/tune.txt") - 1)) cases, parameter files in \$OUT/params.tgz")
     ;;
   scaling)
     ngpu=$(nvidia-smi -L 2>/dev/null | grep -c GPU)
@@ -128,7 +134,7 @@ for m in "${modes[@]}"; do
     ;;
   ours)
     stamp "our kernels only"
-    "$BIN"/bench/mdh_bench --params params/h200 --out "$OUT/ours.json" \
+    "$BIN"/bench/mdh_bench --params "$PARAMS" --out "$OUT/ours.json" \
       ${BENCH_CASES:+--cases "$BENCH_CASES"} 2>"$OUT/ours.err" | tee "$OUT/ours.txt"
     tail -5 "$OUT/ours.err"
     ;;
@@ -138,7 +144,7 @@ for m in "${modes[@]}"; do
       --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis)
     stamp "ncu: our kernels ($pc)"
     timeout 240 ncu --clock-control none --cache-control all -k 'regex:^mdh_' -c "${PROFILE_COUNT:-80}" \
-      "${sections[@]}" --csv --page details "$BIN"/bench/mdh_bench --params params/h200 \
+      "${sections[@]}" --csv --page details "$BIN"/bench/mdh_bench --params "$PARAMS" \
       --cases "$pc" --reps 1 --out "$OUT/ncu_ours.json" >"$OUT/ncu_ours.csv" 2>"$OUT/ncu_ours.err"
     summary+=("ncu ours: rc=$? ($(grep -c '"gpu__time_duration.sum"\|Duration' "$OUT/ncu_ours.csv") duration rows)")
     vc=${PROFILE_VENDOR_CASES:-matmul_768x3072,matmul_16x1000x2048,dot,matvec}
@@ -160,7 +166,7 @@ for m in "${modes[@]}"; do
     for round in 1 2; do
       for fl in memset read; do
         stamp "flush $fl, round $round"
-        "$BIN"/bench/mdh_bench --params params/h200 --cases "$fc" --flush "$fl" \
+        "$BIN"/bench/mdh_bench --params "$PARAMS" --cases "$fc" --flush "$fl" \
           --out "$OUT/flush_${fl}_$round.json" >"$OUT/flush_${fl}_$round.txt" 2>&1
       done
     done
@@ -183,7 +189,7 @@ PY
     ;;
   bench)
     stamp "our kernels"
-    "$BIN"/bench/mdh_bench --params params/h200 --out "$OUT/ours.json" \
+    "$BIN"/bench/mdh_bench --params "$PARAMS" --out "$OUT/ours.json" \
       ${BENCH_CASES:+--cases "$BENCH_CASES"} 2>"$OUT/ours.err" | tee "$OUT/ours.txt"
     stamp "peers"
     PEER_CASES=${BENCH_CASES:-} bash bench/peers/run_peers.sh "$OUT" >"$OUT/peers.log" 2>&1 ||
