@@ -130,8 +130,12 @@ inline void on_signal(int sig) {
 // Set by parse(): the usage printed after an error.
 inline std::string current_command;
 
+// Set by a command cli::parse does not know (tune-layer): its usage, printed after an error.
+inline std::string current_usage;
+
 [[noreturn]] inline void fail_usage(const std::string& why) {
-  std::cerr << "mdh-tune: " << why << "\n" << usage_of(current_command);
+  std::cerr << "mdh-tune: " << why << "\n"
+            << (current_usage.empty() ? usage_of(current_command) : current_usage);
   std::exit(2);
 }
 

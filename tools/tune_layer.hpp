@@ -46,6 +46,7 @@ struct layer_options {
 
 inline layer_options parse_tune_layer(int argc, char** argv) {
   current_command = "tune-layer";
+  current_usage = usage_tune_layer;
   for (int k = 2; k < argc; ++k)
     if (std::string a = argv[k]; a == "--help" || a == "-h") {
       std::cout << usage_tune_layer;

@@ -33,7 +33,7 @@ import time
 import traceback
 
 FLUSH_BYTES = 256 << 20
-PEERS = ["eager", "eager_sdpa", "compile", "compile_max", "jax"]
+PEERS = ["eager", "eager_sdpa", "jax", "compile", "compile_max"]  # the slowest to start last
 STAGES = ["qkv", "scores", "softmax", "context", "attn_out", "ln1", "ffn_up", "ffn_down", "ln2"]
 
 
