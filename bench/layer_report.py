@@ -51,6 +51,12 @@ def report(ours, peers, commit):
               "inputs and weights, bound 9 x mdh::tuning::tolerance(type, longest reduction).", ""]
     if peers.get("versions"):
         lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in peers["versions"].items()), ""]
+    for what, d in (("peers", peers), ("ours", ours)):
+        if not d:
+            lines += [f"No results from {what} (see its log)", ""]
+        for key in ("torch_error", "error"):
+            if d.get(key):
+                lines += [f"{what}: {d[key]}", ""]
     names = sorted(set(ours.get("cases", {})) | set(peers.get("cases", {})))
     summary = []
     for name in names:

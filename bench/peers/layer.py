@@ -362,6 +362,11 @@ def run(args):
         save()
         print("torch did not start:", result["torch_error"])
         return 1
+    if not os.path.isdir(args.dump):
+        result["error"] = f"no data folder {args.dump} (did layer_bench run?)"
+        save()
+        print(result["error"])
+        return 1
     cases = sorted(d for d in os.listdir(args.dump)
                    if os.path.isfile(os.path.join(args.dump, d, "manifest.json")))
     if args.cases:
