@@ -15,6 +15,12 @@
 #            flush and after a read-only flush, twice alternating (bench/l2_flush.hpp)
 #   bench  - our kernels (parameter files in $PARAMS) and the peers in the same run, then
 #            bench/RESULTS.md and a short table (BENCH_CASES=a,b: only those, on every side)
+#   layer  - the BERT encoder layer (issue 20) at LAYER_SHAPES (default "16x128 8x512") in
+#            LAYER_TYPES (default "f32 bf16"): mdh-tune tune-layer, LAYER_TUNE_SECONDS (default 3)
+#            per computation into params/h200/bert_layer/<type> (LAYER_TUNE=0: use the files as
+#            they are), then our layer (bench/layer_bench: stages and whole, per call and graph
+#            replay) and the peers on the same data (bench/peers/layer.py, LAYER_PEERS, within
+#            LAYER_PEERS_BUDGET_S, default 150), then $OUT/LAYER.md (bench/layer_report.py)
 # TUNE_SUITE / BENCH_SUITE=any_shape (suites of bench/cases.json: bert, sc21, toplas, any_shape,
 # bf16, tf32; comma-separated) add that suite's cases to TUNE_CASES / BENCH_CASES; TUNE_TARGETS /
 # BENCH_TARGETS=lp_memory,... keep only the suite's cases with one of those targets (to split a
@@ -60,6 +66,9 @@ else
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OUT/cmake.log" 2>&1 || {
   tail -30 "$OUT/cmake.log"; exit 1; }
 targets=(mdh_bench tune_cases mdh-tune)
+# the layer needs two small programs only; the others are built when another mode runs too
+[ "${modes[*]}" = layer ] && targets=()
+for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer); done
 for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu); done
 cmake --build build-device -j "$jobs" --target "${targets[@]}" >"$OUT/build.log" 2>&1 || {
   grep -E "error" "$OUT/build.log" | head -30; exit 1; }
@@ -203,6 +212,43 @@ PY
     # the call returns a limited number of files: the raw outputs travel as one archive
     (cd "$OUT" && tar czf raw.tgz --remove-files $(ls ours.* vendor* frameworks* peers.log report.log 2>/dev/null))
     summary+=("bench: \$OUT/RESULTS.md, raw outputs in \$OUT/raw.tgz")
+    ;;
+  layer)
+    lp=params/h200/bert_layer
+    shapes=(${LAYER_SHAPES:-16x128 8x512})
+    types=(${LAYER_TYPES:-f32 bf16})
+    if [ "${LAYER_TUNE:-1}" != 0 ]; then
+      : >"$OUT/layer_tune.txt"
+      for sh in "${shapes[@]}"; do
+        for ty in "${types[@]}"; do
+          stamp "layer: tune-layer bert ${sh} ${ty} (${LAYER_TUNE_SECONDS:-3} s per computation)"
+          "$BIN"/tools/mdh-tune-layer bert --batch "${sh%x*}" --seq "${sh#*x}" --type "$ty" \
+            --time "${LAYER_TUNE_SECONDS:-3}" --out "$lp/$ty" >>"$OUT/layer_tune.txt" 2>>"$OUT/layer_tune.err" ||
+            echo "tune-layer $sh $ty: rc=$?" | tee -a "$OUT/layer_tune.txt"
+        done
+      done
+      tail -4 "$OUT/layer_tune.txt"
+      tar czf "$OUT/params_bert_layer.tgz" "$lp"
+      summary+=("layer: parameter files in \$OUT/params_bert_layer.tgz (unpack here: tar xzf)")
+    fi
+    stamp "layer: ours"
+    shape_list=$(IFS=,; echo "${shapes[*]}")
+    type_list=$(IFS=,; echo "${types[*]}")
+    data="$OUT/layer_data"
+    "$BIN"/bench/layer_bench --params "$lp" --out "$OUT/ours_layer.json" --dump "$data" \
+      --shapes "$shape_list" --types "$type_list" 2>"$OUT/layer_bench.err" | tee "$OUT/layer_bench.txt"
+    stamp "layer: peers (budget ${LAYER_PEERS_BUDGET_S:-150} s)"
+    XLA_PYTHON_CLIENT_PREALLOCATE=false NVIDIA_TF32_OVERRIDE=0 \
+      timeout -k 10 $((${LAYER_PEERS_BUDGET_S:-150} + 60)) python3 bench/peers/layer.py --dump "$data" \
+      --budget-s "${LAYER_PEERS_BUDGET_S:-150}" ${LAYER_PEERS:+--peers "$LAYER_PEERS"} \
+      --out "$OUT/peers_layer.json" >"$OUT/peers_layer.log" 2>&1
+    echo "peers rc=$?"; tail -25 "$OUT/peers_layer.log"
+    rm -rf "$data"  # inputs, weights and our outputs: hundreds of MB
+    python3 bench/layer_report.py --ours "$OUT/ours_layer.json" --peers "$OUT/peers_layer.json" \
+      --out "$OUT/LAYER.md" --commit "${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" \
+      >"$OUT/layer_report.log" 2>&1 || tail -20 "$OUT/layer_report.log"
+    sed -n '/^## Target/,/^Versions/p' "$OUT/LAYER.md"
+    summary+=("layer: \$OUT/LAYER.md (copy to bench/LAYER.md), ours_layer.json, peers_layer.json")
     ;;
   *) echo "unknown mode $m"; exit 2 ;;
   esac

@@ -86,8 +86,13 @@ inline const char* usage_run =
     "  default configuration because a parameter file for this workload could not be used\n"
     "  (the warning names it and says why).\n";
 
+// Commands a program adds in front of cli::main (mdh-tune: tune-layer, tools/tune_layer.hpp):
+// their names for the "unknown command" message, their usage lines for usage().
+inline std::vector<std::string> extra_commands;
+inline std::string extra_usage;
+
 inline std::string usage() {
-  return std::string("usage: mdh-tune list [--type T]\n") +
+  return std::string("usage: mdh-tune list [--type T]\n") + extra_usage +
          "       mdh-tune tune OPERATOR --sizes N,N,... [--time S] [--more S] [--evaluations N]\n"
          "                [--technique T] [--seed N] [--backend B] [--out DIR] [--log FILE]\n"
          "                [--threads N] [--type T]\n"
@@ -125,8 +130,12 @@ inline void on_signal(int sig) {
 // Set by parse(): the usage printed after an error.
 inline std::string current_command;
 
+// Set by a command cli::parse does not know (tune-layer): its usage, printed after an error.
+inline std::string current_usage;
+
 [[noreturn]] inline void fail_usage(const std::string& why) {
-  std::cerr << "mdh-tune: " << why << "\n" << usage_of(current_command);
+  std::cerr << "mdh-tune: " << why << "\n"
+            << (current_usage.empty() ? usage_of(current_command) : current_usage);
   std::exit(2);
 }
 
@@ -203,10 +212,15 @@ inline options parse(int argc, char** argv) {
   o.command = argv[1];
   if (o.command == "-h" || o.command == "--help" || o.command == "help") {
     std::cout << usage() << "\n" << usage_tune << "\n" << usage_run;
+    if (!extra_commands.empty())
+      std::cout << "\n(mdh-tune " << extra_commands.front() << " --help: what it accepts)\n";
     std::exit(0);
   }
-  if (o.command != "list" && o.command != "tune" && o.command != "run")
-    fail_usage("unknown command '" + o.command + "' (list, tune or run)");
+  if (o.command != "list" && o.command != "tune" && o.command != "run") {
+    std::string known = "list, tune";
+    for (auto& c : extra_commands) known += ", " + c;
+    fail_usage("unknown command '" + o.command + "' (" + known + " or run)");
+  }
   current_command = o.command;
   for (int k = 2; k < argc; ++k)
     if (std::string a = argv[k]; a == "--help" || a == "-h") {

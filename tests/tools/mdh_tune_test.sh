@@ -217,5 +217,27 @@ expect "run tf32 from its record" 0 "configuration from .*: matches the CPU refe
 expect "the f32 matmul does not take the tf32 record" 0 "no parameter file for matmul" -- \
   "$tool" run matmul --sizes 24,20,17 --params "$work/t"
 
+# tune-layer: every computation of a BERT layer in one command (tools/tune_layer.hpp)
+expect "tune-layer --help" 0 "usage: mdh-tune tune-layer bert --batch N --seq N" -- "$tool" tune-layer --help
+expect "help names tune-layer" 0 "mdh-tune tune-layer bert" -- "$tool" --help
+expect "tune-layer needs a layer" 2 "'tune-layer' needs a LAYER \(bert\)" -- "$tool" tune-layer
+expect "tune-layer: unknown layer" 2 "unknown layer 'gpt' \(bert\)" -- "$tool" tune-layer gpt --batch 1 --seq 4
+expect "tune-layer needs --batch and --seq" 2 "needs --batch and --seq" -- "$tool" tune-layer bert --batch 2
+expect "tune-layer: heads must divide hidden" 2 "--hidden 10 is not a multiple of --heads 4" -- \
+  "$tool" tune-layer bert --batch 1 --seq 4 --hidden 10 --heads 4
+expect "tune-layer: --sizes is not its option" 2 "unknown option '--sizes' \(tune-layer derives" -- \
+  "$tool" tune-layer bert --sizes 1,2
+expect "tune-layer: tf32 is not a layer type" 2 "--type must be f32, bf16 or f16 for a layer" -- \
+  "$tool" tune-layer bert --batch 1 --seq 4 --type tf32
+expect "tune-layer: bad --seq" 2 "--seq '0' is not a whole number >= 1" -- "$tool" tune-layer bert --batch 1 --seq 0
+expect "unknown command names tune-layer" 2 "\(list, tune, tune-layer or run\)" -- "$tool" tunelayer
+expect_each "tune-layer tunes 8 computations once each and writes their files" 0 \
+  "8 computations" "^qkv +matmul_bias" "^ln1,ln2 +layernorm" "^ffn_down +matmul_bias_residual" \
+  "parameter files in" -- \
+  timeout -k 5 600 "$tool" tune-layer bert --batch 1 --seq 5 --hidden 8 --heads 2 --ffn 12 \
+  --evaluations 2 --out "$work/layer"
+n=$(ls "$work/layer"/*.json 2>/dev/null | wc -l)
+if [ "$n" = 8 ]; then pass "tune-layer wrote 8 parameter files"; else fail "tune-layer wrote $n parameter files, not 8"; fi
+
 echo "mdh-tune: $passes passed, $fails failed"
 exit $((fails > 0))

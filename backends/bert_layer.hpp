@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// The BERT encoder layer (expressions/bert_layer.hpp) on a device: its tensors and its nine
+// kernels as a kernel_sequence, each kernel configured from the parameter files of a folder
+// (or the default configuration) or by a function of the caller's (tests: random
+// configurations).
+//
+//   cuda::device dev;
+//   auto layer = mdh::load_bert_layer<float>(mdh::cuda_sequence_backend{&dev}, shape, "params");
+//   for (auto& [name, t] : inputs) layer.upload(name, t);
+//   layer.launch(stream);  auto y = layer.download("Y");
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <backends/kernel_sequence.hpp>
+#include <expressions/bert_layer.hpp>
+#include <mdh/lower/lower.hpp>
+#include <mdh/tuning/choose_configuration.hpp>
+#include <mdh/tuning/parameter_file.hpp>
+
+namespace mdh {
+
+// What plan_of returns for a stage: the lowered kernel and where its configuration came from.
+struct stage_plan {
+  lower::kernel_plan plan;
+  std::string origin;
+};
+
+// The layer with element type T: every tensor of ops::bert_layer_tensors on the device (zero),
+// and the stages in order, stage k's kernel = plan_of(stage, computation).plan.
+template <class T, class Backend, class PlanOf>
+kernel_sequence<Backend> load_bert_layer(Backend backend, const ops::bert_shape& s,
+                                         PlanOf&& plan_of) {
+  kernel_sequence<Backend> seq(std::move(backend));
+  for (auto& t : ops::bert_layer_tensors(s)) seq.add_tensor(t.name, scalar_type_of<T>(), t.shape);
+  ops::for_each_bert_stage<T>(s, [&](const ops::bert_stage& st, const auto& comp) {
+    stage_plan p = plan_of(st, comp);
+    seq.add_step(st.name, std::move(p.plan), st.inputs, st.outputs, std::move(p.origin));
+  });
+  return seq;
+}
+
+// The layer with each stage's configuration from `params` (a folder of parameter files, as
+// mdh-tune tune-layer writes it; it may not exist): the record for the stage's workload and
+// this device, else the default configuration (origin "default configuration"). A file that
+// is meant for a stage but cannot be used is named on `warn`.
+template <class T, class Backend>
+kernel_sequence<Backend> load_bert_layer(Backend backend, const ops::bert_shape& s,
+                                         const std::filesystem::path& params,
+                                         std::ostream* warn = nullptr) {
+  const auto limits = backend.limits();
+  const auto dev = tuning::device_id_of(backend.name(), limits);
+  return load_bert_layer<T>(
+      std::move(backend), s, [&](const ops::bert_stage& st, const auto& comp) {
+        auto choice =
+            tuning::choose_configuration(comp.ir(), st.sizes, params, dev, limits, nullptr);
+        if (warn)
+          for (auto& why : choice.unusable) *warn << why << "\n";
+        return stage_plan{lower::lower(comp.ir(), st.sizes, choice.config, limits), choice.origin};
+      });
+}
+
+// The stages of a loaded layer that run the default configuration.
+template <class Backend>
+std::vector<std::string> default_configured_stages(const kernel_sequence<Backend>& seq) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < seq.size(); ++k)
+    if (seq.at(k).origin == "default configuration") out.push_back(seq.at(k).name);
+  return out;
+}
+
+}  // namespace mdh

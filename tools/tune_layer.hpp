@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+// mdh-tune tune-layer: every computation of a model layer tuned in one command, each distinct
+// workload (computation and sizes) once, all parameter files in one folder - the folder
+// load_bert_layer and examples/08_bert_layer read.
+//   mdh-tune tune-layer bert --batch 16 --seq 128 [--hidden 768] [--heads 12] [--ffn 3072]
+//                       [--type f32|bf16|f16] [--time S] [--more S] [--evaluations N]
+//                       [--technique T] [--seed N] [--backend B] [--out DIR] [--threads N]
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <expressions/bert_layer.hpp>
+#include <tools/cli.hpp>
+
+namespace mdh::tuning::cli {
+
+inline const char* usage_tune_layer =
+    "usage: mdh-tune tune-layer bert --batch N --seq N [options]\n"
+    "  Tunes every computation of a BERT encoder layer (expressions/bert_layer.hpp: QKV\n"
+    "  projection, attention scores, softmax, context, output projection, layernorm, FFN up,\n"
+    "  FFN down), each distinct computation and size once, and writes all parameter files to\n"
+    "  DIR (logs in DIR/logs; the same command again resumes from them).\n"
+    "  --batch N, --seq N  whole numbers >= 1 (required)\n"
+    "  --hidden N          default 768 (a multiple of --heads)\n"
+    "  --heads N           default 12\n"
+    "  --ffn N             default 3072\n"
+    "  --type T            f32 (default), bf16 or f16: the element type of every tensor\n"
+    "  --time S            seconds per computation over every session of its log (> 0;\n"
+    "                      default 60)\n"
+    "  --more S            S seconds more per computation in this session\n"
+    "  --evaluations N     at most N evaluations per computation\n"
+    "  --technique T, --seed N, --backend B, --threads N   as for 'tune'\n"
+    "  --out DIR           where the parameter files go (default params)\n"
+    "  Then: 08_bert_layer --params DIR, or mdh::load_bert_layer<T>(backend, shape, DIR).\n";
+
+struct layer_options {
+  options tune;  // the budget, technique, seed, backend, out, threads of 'tune'
+  std::string layer;
+  ops::bert_shape shape;
+  bool batch_given = false, seq_given = false;
+};
+
+inline layer_options parse_tune_layer(int argc, char** argv) {
+  current_command = "tune-layer";
+  current_usage = usage_tune_layer;
+  for (int k = 2; k < argc; ++k)
+    if (std::string a = argv[k]; a == "--help" || a == "-h") {
+      std::cout << usage_tune_layer;
+      std::exit(0);
+    }
+  layer_options o;
+  o.tune.command = "tune";
+  if (argc < 3 || argv[2][0] == '-') fail_usage("'tune-layer' needs a LAYER (bert)");
+  o.layer = argv[2];
+  if (o.layer != "bert") fail_usage("unknown layer '" + o.layer + "' (bert)");
+  const std::uint64_t big = 1u << 30;
+  for (int k = 3; k < argc; ++k) {
+    std::string a = argv[k];
+    if (a.rfind("--", 0) != 0) fail_usage("unexpected argument '" + a + "'");
+    static const std::vector<std::string> known = {
+        "--batch", "--seq",         "--hidden",    "--heads", "--ffn",     "--type", "--time",
+        "--more",  "--evaluations", "--technique", "--seed",  "--backend", "--out",  "--threads"};
+    if (std::find(known.begin(), known.end(), a) == known.end())
+      fail_usage("unknown option '" + a + "'" +
+                 (a == "--sizes" ? " (tune-layer derives every size from --batch, --seq, "
+                                   "--hidden, --heads and --ffn)"
+                                 : ""));
+    if (k + 1 >= argc) fail_usage(a + " needs a value");
+    const std::string v = argv[++k];
+    auto whole = [&] { return std::int64_t(parse_whole(a, v, 1, big, "a whole number >= 1")); };
+    if (a == "--batch")
+      o.shape.batch = whole(), o.batch_given = true;
+    else if (a == "--seq")
+      o.shape.seq = whole(), o.seq_given = true;
+    else if (a == "--hidden")
+      o.shape.hidden = whole();
+    else if (a == "--heads")
+      o.shape.heads = whole();
+    else if (a == "--ffn")
+      o.shape.ffn = whole();
+    else if (a == "--type")
+      o.tune.type = v, o.tune.type_given = true;
+    else if (a == "--time")
+      o.tune.seconds = parse_seconds(a, v), o.tune.seconds_given = true;
+    else if (a == "--more")
+      o.tune.more_seconds = parse_seconds(a, v);
+    else if (a == "--evaluations")
+      o.tune.evaluations = parse_whole(a, v, 1, big, "a whole number >= 1");
+    else if (a == "--technique")
+      o.tune.technique = v;
+    else if (a == "--seed")
+      o.tune.seed =
+          parse_whole(a, v, 0, std::numeric_limits<std::uint64_t>::max(), "a whole number >= 0");
+    else if (a == "--backend")
+      o.tune.backend = v;
+    else if (a == "--out")
+      o.tune.out = v;
+    else if (a == "--threads")
+      o.tune.threads = std::size_t(parse_whole(a, v, 1, 4096, "a whole number >= 1"));
+  }
+  if (!o.batch_given || !o.seq_given)
+    fail_usage("'tune-layer bert' needs --batch and --seq (e.g. --batch 16 --seq 128)");
+  if (o.shape.hidden % o.shape.heads != 0)
+    fail_usage("--hidden " + std::to_string(o.shape.hidden) + " is not a multiple of --heads " +
+               std::to_string(o.shape.heads));
+  if (o.tune.type != "f32" && o.tune.type != "bf16" && o.tune.type != "f16")
+    fail_usage("--type must be f32, bf16 or f16 for a layer, not '" + o.tune.type + "'");
+  if (o.tune.backend != "auto" && o.tune.backend != "cuda" && o.tune.backend != "opencl")
+    fail_usage("--backend must be auto, cuda or opencl, not '" + o.tune.backend + "'");
+  if ((o.tune.evaluations > 0 || o.tune.more_seconds > 0) && !o.tune.seconds_given)
+    o.tune.seconds = 0;
+  return o;
+}
+
+// Tunes the stages of element type T on `target`; returns the exit code.
+template <class T, class Target>
+int tune_layer_on(Target& target, const layer_options& lo) {
+  const options& o = lo.tune;
+  std::filesystem::create_directories(o.out / "logs");
+  // the distinct workloads, in stage order, with the stages that run each
+  struct item {
+    std::string stages, file;
+  };
+  std::vector<item> items;
+  ops::for_each_bert_stage<T>(lo.shape, [&](const ops::bert_stage& st, const auto& comp) {
+    const auto file = file_name(workload::of(comp.ir(), st.sizes));
+    for (auto& it : items)
+      if (it.file == file) return void(it.stages += "," + st.name);
+    items.push_back({st.name, file});
+  });
+  std::printf("tuning the BERT layer (%s, %s) on %s (%s): %zu computations, into %s\n",
+              lo.shape.str().c_str(), o.type.c_str(), target.id().name.c_str(),
+              target.id().backend.c_str(), items.size(), o.out.string().c_str());
+  std::printf("%-18s %-20s %-22s %7s %7s %12s %12s  %s\n", "stages", "computation", "sizes",
+              "evals", "valid", "best us", "default us", "chosen");
+  std::fflush(stdout);
+  std::set<std::string> done;
+  std::vector<atf::background_work> compiling;  // waited for before the target goes
+  int rc = 0;
+  double layer_us = 0;
+  ops::for_each_bert_stage<T>(lo.shape, [&](const ops::bert_stage& st, const auto& comp) {
+    const auto w = workload::of(comp.ir(), st.sizes);
+    const auto file = file_name(w);
+    const auto it =
+        std::find_if(items.begin(), items.end(), [&](auto& x) { return x.file == file; });
+    if (done.count(file) || interrupted) return;  // a workload of an earlier stage (ln2)
+    done.insert(file);
+    tune_options t;
+    t.technique = o.technique;
+    t.seed = o.seed;
+    t.seconds = o.seconds;
+    t.more_seconds = o.more_seconds;
+    t.evaluations = o.evaluations;
+    t.prepare_threads = o.threads;
+    t.parameter_file = o.out / file;
+    t.log = o.out / "logs" / (file + ".log.jsonl");
+    t.interrupt = &interrupted;
+    t.progress = atf::progress_mode::off;
+    t.on_search_start = [] { searching = true; };
+    try {
+      check_workload_memory(comp, st.sizes, memory_of(target));
+      auto r = tune(comp, st.sizes, target, t);
+      compiling.push_back(r.run.background);
+      const auto uses = std::count(it->stages.begin(), it->stages.end(), ',') + 1;
+      layer_us += r.record.cost * double(uses);
+      std::printf("%-18s %-20s %-22s %7llu %7llu %12.2f %12.2f  %s\n", it->stages.c_str(),
+                  comp.ir().name.c_str(), mdh::to_string(st.sizes).c_str(),
+                  (unsigned long long)r.run.evaluations, (unsigned long long)r.run.valid,
+                  r.record.cost, r.record.tuning.value("default_cost", 0.0),
+                  r.record.tuning.value("chosen", "").c_str());
+    } catch (const std::exception& e) {
+      std::printf("%-18s %-20s %-22s failed: %s\n", it->stages.c_str(), comp.ir().name.c_str(),
+                  mdh::to_string(st.sizes).c_str(), e.what());
+      rc = 1;
+    }
+    searching = false;
+    std::fflush(stdout);
+  });
+  if (interrupted) {
+    std::printf("interrupted: run the same command to resume (the logs are in %s)\n",
+                (o.out / "logs").string().c_str());
+    return 130;
+  }
+  std::printf("the layer's kernels, one after the other: %.2f us (each stage's best time)\n",
+              layer_us);
+  std::printf(
+      "parameter files in %s; run the layer with: 08_bert_layer --params %s --type %s "
+      "--batch %lld --seq %lld --hidden %lld --heads %lld --ffn %lld\n",
+      o.out.string().c_str(), o.out.string().c_str(), o.type.c_str(), (long long)lo.shape.batch,
+      (long long)lo.shape.seq, (long long)lo.shape.hidden, (long long)lo.shape.heads,
+      (long long)lo.shape.ffn);
+  return rc;
+}
+
+template <class Target>
+int tune_layer_typed(Target& target, const layer_options& lo) {
+  if (lo.tune.type == "bf16") return tune_layer_on<bf16>(target, lo);
+  if (lo.tune.type == "f16") return tune_layer_on<f16>(target, lo);
+  return tune_layer_on<float>(target, lo);
+}
+
+// `mdh-tune tune-layer ...` (argv[1] is "tune-layer").
+inline int tune_layer_main(int argc, char** argv) {
+  layer_options lo = parse_tune_layer(argc, argv);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  try {
+    const std::string backend = backend_of(lo.tune);
+    if (backend == "cuda") {
+#if MDH_WITH_CUDA
+      cuda_target target;
+      return tune_layer_typed(target, lo);
+#else
+      throw error("this mdh-tune was built without the CUDA backend");
+#endif
+    }
+#if MDH_WITH_OPENCL
+    static opencl::context ctx;
+    opencl_target target(ctx);
+    return tune_layer_typed(target, lo);
+#else
+    throw error("this mdh-tune was built without the OpenCL backend");
+#endif
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mdh-tune: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace mdh::tuning::cli
