@@ -17,7 +17,7 @@
 #            bench/RESULTS.md and a short table (BENCH_CASES=a,b: only those, on every side)
 #   layer  - the BERT encoder layer (issue 20) at LAYER_SHAPES (default "16x128 8x512") in
 #            LAYER_TYPES (default "f32 bf16"): mdh-tune tune-layer, LAYER_TUNE_SECONDS (default 3)
-#            per computation into params/h200/bert_layer/<type> (LAYER_TUNE=0: use the files as
+#            per computation into $PARAMS/bert_layer/<type> (LAYER_TUNE=0: use the files as
 #            they are), then our layer (bench/layer_bench: stages and whole, per call and graph
 #            replay) and the peers on the same data (bench/peers/layer.py, LAYER_PEERS, within
 #            LAYER_PEERS_BUDGET_S, default 150), then $OUT/LAYER.md (bench/layer_report.py)
@@ -68,7 +68,7 @@ cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OU
 targets=(mdh_bench tune_cases mdh-tune)
 # the layer needs two small programs only; the others are built when another mode runs too
 [ "${modes[*]}" = layer ] && targets=()
-for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer); done
+for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer 08_bert_layer); done
 for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu); done
 cmake --build build-device -j "$jobs" --target "${targets[@]}" >"$OUT/build.log" 2>&1 || {
   grep -E "error" "$OUT/build.log" | head -30; exit 1; }
@@ -214,7 +214,7 @@ PY
     summary+=("bench: \$OUT/RESULTS.md, raw outputs in \$OUT/raw.tgz")
     ;;
   layer)
-    lp=params/h200/bert_layer
+    lp=$PARAMS/bert_layer
     shapes=(${LAYER_SHAPES:-16x128 8x512})
     types=(${LAYER_TYPES:-f32 bf16})
     if [ "${LAYER_TUNE:-1}" != 0 ]; then
@@ -231,6 +231,18 @@ PY
       tar czf "$OUT/params_bert_layer.tgz" "$lp"
       summary+=("layer: parameter files in \$OUT/params_bert_layer.tgz (unpack here: tar xzf)")
     fi
+    # the whole layer on the GPU against the double-precision CPU reference, with these files
+    for ty in "${types[@]}"; do
+      ex=$(find "$BIN" -name 08_bert_layer -type f | head -1)
+      [ -n "$ex" ] || break
+      stamp "layer: examples/08_bert_layer --type $ty (checked against the CPU reference)"
+      sh=${shapes[0]}
+      timeout 120 "$ex" --type "$ty" --params "$lp/$ty" --batch "${sh%x*}" --seq "${sh#*x}" \
+        >"$OUT/layer_example_$ty.txt" 2>&1
+      rc=$?
+      tail -3 "$OUT/layer_example_$ty.txt"
+      summary+=("layer: 08_bert_layer $ty $sh: rc=$rc")
+    done
     stamp "layer: ours"
     shape_list=$(IFS=,; echo "${shapes[*]}")
     type_list=$(IFS=,; echo "${types[*]}")
