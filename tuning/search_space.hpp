@@ -327,6 +327,17 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
 
+// Configurations with the same key configure the same kernel: the tensor-core kernel (mma = 1)
+// reads only the mma_* parameters, so its key leaves the SIMT ones out.
+inline std::string kernel_key(const lower::config& c) {
+  if (c.mma.on != 1) return nlohmann::json(c).dump();
+  std::map<std::string, std::int64_t> m;
+  const auto all = lower::to_full_map(c);
+  for (const char* n : detail::mma_names) m[n] = all.at(n);
+  return nlohmann::json(m).dump();
+}
+inline std::string kernel_key(const lower::fused_config& c) { return nlohmann::json(c).dump(); }
+
 // The configuration of make_parameters' space that to_config maps to `c` (its inverse); values
 // outside the space's sets make atf's search_space::find return nothing. `prefix`, `with_dims`
 // and `with_blk_combine` pick the names of one stage of a fused space; `with_mma`: the space has

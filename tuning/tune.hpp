@@ -27,7 +27,9 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -276,8 +278,24 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     }
     return target.prepare(lower::lower(c, sizes, cfg, limits));
   };
-  ev.measure = [&](const atf::configuration&, std::any& prepared, std::size_t worker) {
-    return target.measure(prepared, worker);
+  // Points of the space that configure the same kernel (kernel_key: e.g. any SIMT coordinates
+  // under mma = 1, which the tensor-core kernel does not read; t_sm_steps 0 and 1 where one step
+  // is the whole chunk) are measured once; the search gets the same cost again at no device time.
+  struct measured_costs {
+    std::mutex lock;
+    std::map<std::string, double> us;
+  };
+  auto measured = std::make_shared<measured_costs>();
+  ev.measure = [&, measured](const atf::configuration& a, std::any& prepared, std::size_t worker) {
+    const std::string key = kernel_key(to_config(a, c, sizes));
+    {
+      std::lock_guard<std::mutex> g(measured->lock);
+      if (auto it = measured->us.find(key); it != measured->us.end()) return it->second;
+    }
+    const double us = target.measure(prepared, worker);
+    std::lock_guard<std::mutex> g(measured->lock);
+    measured->us.emplace(key, us);
+    return us;
   };
   ev.prepare_threads = opt.prepare_threads;
   ev.measure_workers = target.workers();

@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <any>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -167,5 +169,56 @@ TEST_CASE("a new log starts from what earlier runs found: the parameter file, a 
   const auto j = nlohmann::json::parse(line);
   CHECK(tuning::to_config(atf::configuration::from_json(j["configuration"]), mm.ir(), n) ==
         tuning::to_config(pts[2], mm.ir(), n));
+  fs::remove_all(dir);
+}
+
+namespace {
+// The OpenCL target, counting the measurements of each configuration (the real device runs them).
+struct counting_target : tuning::opencl_target {
+  using tuning::opencl_target::opencl_target;
+  std::map<std::string, int> measured;  // configuration (JSON) -> successful measurements
+  double measure(std::any& prepared, std::size_t worker) {
+    auto& prog = *std::any_cast<std::shared_ptr<opencl::program>&>(prepared);
+    const double us = tuning::opencl_target::measure(prepared, worker);
+    ++measured[tuning::kernel_key(prog.plan().cfg)];
+    return us;
+  }
+};
+}  // namespace
+
+TEST_CASE("points of the space that configure the same kernel are measured once") {
+  static opencl::context ctx;
+  auto mm = ops::matmul();
+  auto n = mm.sizes(3, 2, 5);  // a small space: many of its points are the same configuration
+  auto dir = fs::temp_directory_path() / ("mdh_measured_once_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  counting_target target(ctx, 1);
+  tuning::tune_options opt;
+  opt.seconds = 0;
+  opt.evaluations = 40;
+  opt.progress = atf::progress_mode::off;
+  opt.log = dir / "mm.log.jsonl";
+  tuning::tune(mm, n, target, opt);
+  // the log's valid evaluations, by the configuration they map to
+  std::ifstream in(opt.log);
+  std::string line;
+  std::getline(in, line);  // header
+  std::map<std::string, int> evaluated;
+  int valid = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (!j.value("valid", false)) continue;
+    ++valid;
+    auto cfg = tuning::to_config(atf::configuration::from_json(j["configuration"]), mm.ir(), n);
+    ++evaluated[tuning::kernel_key(cfg)];
+  }
+  MESSAGE(valid, " valid evaluations of ", evaluated.size(), " kernels, ", target.measured.size(),
+          " measured");
+  REQUIRE(valid > int(evaluated.size()));  // some configurations were evaluated more than once
+  const std::string def = tuning::kernel_key(lower::default_config(mm.ir(), n));
+  for (auto& [cfg, times] : target.measured) {
+    INFO(cfg);
+    CHECK(times <= (cfg == def ? 2 : 1));  // the default is measured once outside the search
+  }
   fs::remove_all(dir);
 }
