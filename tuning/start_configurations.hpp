@@ -78,12 +78,12 @@ inline void split_dim(lower::dim_config& x, std::int64_t n, std::int64_t blk) {
   if (x.t_sm >= whole || x.t_sm % step != 0) x.t_sm = whole;
 }
 
-// The largest register tile of at most `r` elements (a value of the space: 8, 6, 4, 3, 2, 1)
-// that divides `n`: a tile that does not divide its dimension guards every element of the last
-// one, which a CPU pays in every tile (matmul 96x80x64, 8x6 tiles: 168 us, 8x8: 10 us).
-inline std::int64_t dividing_tile(std::int64_t n, std::int64_t r) {
+// The largest register tile of at most `r` and `n` elements (a value of the space: 8, 6, 4, 3,
+// 2, 1), with `dividing` one that divides `n`: a tile that does not divide its dimension guards
+// every element, which a CPU pays in every tile (matmul 96x80x64, 8x6 tiles: 168 us, 8x8: 10 us).
+inline std::int64_t dividing_tile(std::int64_t n, std::int64_t r, bool dividing = true) {
   for (std::int64_t t : {8, 6, 4, 3, 2})
-    if (t <= r && n % t == 0) return t;
+    if (t <= r && t <= n && (!dividing || n % t == 0)) return t;
   return 1;
 }
 
@@ -117,8 +117,9 @@ void cpu_product_starts(const ir::computation& comp, const std::vector<std::int6
   auto make = [&](shape sh, bool dividing) {
     lower::config c = base();
     int64_t ti = 1, tj = 1, ri = sh.ri, rj = sh.rj;
-    if (dividing)
-      ri = detail::dividing_tile(sizes[i], ri), rj = detail::dividing_tile(sizes[j], rj);
+    // tiles of the space's values, at most the dimension's size
+    ri = detail::dividing_tile(sizes[i], ri, dividing);
+    rj = detail::dividing_tile(sizes[j], rj, dividing);
     detail::fit(sizes[i], ti, ri);
     detail::fit(sizes[j], tj, rj);
     detail::tile_dim(c.dims[i], sizes[i], 1, ri, 1);
