@@ -16,6 +16,9 @@
 //             dimension, the rest of the block on the next dimension, reductions split over
 //             threads and, when the output is small, over blocks; an innermost reduction also
 //             with blocked register tiles read as vectors (vec_pw).
+// Those are a GPU's. On a CPU (device_limits::cpu: an OpenCL CPU device such as PoCL) a product
+// starts instead from one work-item per group with a large register tile and nothing in local
+// memory (cpu_product_starts); the GPU's start there was 10-40x slower than the default.
 #pragma once
 
 #include <algorithm>
@@ -75,6 +78,15 @@ inline void split_dim(lower::dim_config& x, std::int64_t n, std::int64_t blk) {
   if (x.t_sm >= whole || x.t_sm % step != 0) x.t_sm = whole;
 }
 
+// The largest register tile of at most `r` and `n` elements (a value of the space: 8, 6, 4, 3,
+// 2, 1), with `dividing` one that divides `n`: a tile that does not divide its dimension guards
+// every element, which a CPU pays in every tile (matmul 96x80x64, 8x6 tiles: 168 us, 8x8: 10 us).
+inline std::int64_t dividing_tile(std::int64_t n, std::int64_t r, bool dividing = true) {
+  for (std::int64_t t : {8, 6, 4, 3, 2})
+    if (t <= r && t <= n && (!dividing || n % t == 0)) return t;
+  return 1;
+}
+
 inline std::int64_t block_count(const lower::config& c) {
   std::int64_t b = 1;
   for (auto& x : c.dims) b *= x.blk;
@@ -82,6 +94,49 @@ inline std::int64_t block_count(const lower::config& c) {
 }
 
 }  // namespace detail
+
+// The starts of a product (output dimensions i, j; the register-tiled reduction k) on a CPU
+// (limits.cpu). A work-group runs as a loop over its work-items on one core, and PoCL does not
+// vectorise that loop when each work-item holds an array of accumulators (matmul 96x80x64 on
+// PoCL, kernel time: 16 work-items of 8 rows each 122 us, the default configuration 32 us), so:
+// one work-item per group holding a register tile of up to 8x8 outputs and 4 reduction steps,
+// read as scalars for the compiler to vectorise (vec = 1: float4 reads measured 2x slower),
+// nothing in local memory (ordinary memory on a CPU: the copy is pure overhead), no prefetch;
+// 10-13 us. Tiles of the sizes given and the largest that divide the dimensions (a ragged last
+// tile guards every tile); one tile per group (many short groups: a core that is busy with
+// something else leaves its share to the others), then all of it in a single group (no second
+// core to wake; a few long groups measured 4x slower on a loaded machine: the last one waits).
+// `base()` makes the configuration the rules start from, `keep(c)` keeps those passing check().
+template <class Base, class Keep>
+void cpu_product_starts(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+                        std::size_t i, std::size_t j, std::size_t k, Base&& base, Keep&& keep) {
+  using std::int64_t;
+  struct shape {
+    int64_t ri, rj, rk;
+  };
+  auto make = [&](shape sh, bool dividing) {
+    lower::config c = base();
+    int64_t ti = 1, tj = 1, ri = sh.ri, rj = sh.rj;
+    // tiles of the space's values, at most the dimension's size
+    ri = detail::dividing_tile(sizes[i], ri, dividing);
+    rj = detail::dividing_tile(sizes[j], rj, dividing);
+    detail::fit(sizes[i], ti, ri);
+    detail::fit(sizes[j], tj, rj);
+    detail::tile_dim(c.dims[i], sizes[i], 1, ri, 1);
+    detail::tile_dim(c.dims[j], sizes[j], 1, rj, 0);
+    auto& x = c.dims[k];
+    x.t_rm = std::min(sh.rk, detail::pow2_floor(sizes[k]));
+    x.t_sm = lower::ceil_div(sizes[k], x.t_rm) * x.t_rm;  // the whole reduction in one tile
+    c.vec = 1, c.prefetch = 0;
+    return c;
+  };
+  for (shape sh : {shape{8, 8, 4}, shape{8, 8, 1}, shape{4, 8, 4}, shape{8, 4, 4}, shape{4, 4, 4}})
+    for (bool dividing : {true, false}) keep(make(sh, dividing));
+  lower::config one = make({8, 8, 4}, true);
+  for (std::size_t d = 0; d < comp.rank(); ++d)
+    if (!comp.is_reduction(d)) detail::split_dim(one.dims[d], sizes[d], 1);
+  keep(one);
+}
 
 // The SIMT start configurations of `comp` at `sizes` (mma = 0): each passes lower::check.
 inline std::vector<lower::config> simt_start_configurations(const ir::computation& comp,
@@ -170,6 +225,10 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
     std::size_t k = reduce.back();
     for (auto r : reduce)
       if (sizes[r] >= sizes[k]) k = r;
+    if (limits.cpu) {
+      cpu_product_starts(comp, sizes, i, j, k, base, keep);
+      return thin();
+    }
     struct shape {
       int64_t ti, tj, ri, rj;
     };

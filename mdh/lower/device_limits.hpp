@@ -24,6 +24,9 @@ struct device_limits {
   int warp_size = 32;
   int sm_count = 1;
   bool cuda = false;  // a CUDA device (warp shuffles, atomics on 64-bit types)
+  // A CPU (an OpenCL device of type CL_DEVICE_TYPE_CPU, e.g. PoCL): a work-group runs as a loop
+  // on one core, so what makes a fast kernel differs from a GPU's (tuning/start_configurations).
+  bool cpu = false;
 
   std::string arch() const {  // "sm_90" for CUDA devices
     return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
@@ -58,6 +61,7 @@ inline device_limits pocl_cpu_limits() {
   l.shared_per_block = l.shared_per_block_optin = 4 * 1024 * 1024;
   l.warp_size = 1;
   l.sm_count = 2;
+  l.cpu = true;
   return l;
 }
 
@@ -81,7 +85,8 @@ inline void to_json(nlohmann::json& j, const device_limits& l) {
        {"regs_per_thread", l.regs_per_thread},
        {"warp_size", l.warp_size},
        {"sm_count", l.sm_count},
-       {"cuda", l.cuda}};
+       {"cuda", l.cuda},
+       {"cpu", l.cpu}};
 }
 
 }  // namespace mdh::lower

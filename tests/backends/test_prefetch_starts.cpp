@@ -515,9 +515,12 @@ opencl::context* shared_context(std::string& why) {
   return ctx.get();
 }
 
+// The device's limits as a GPU's (cpu = false): the GPU-shaped starts (prefetch, shared tiles)
+// run on PoCL too; the CPU's own starts have a test of their own.
 lower::device_limits cl_limits(opencl::context& ctx) {
   auto lim = ctx.limits();
   lim.name = "pocl-cpu";  // as the other OpenCL tests: the kernel names do not depend on it
+  lim.cpu = false;
   return lim;
 }
 
@@ -852,6 +855,71 @@ TEST_CASE("OpenCL: start configurations of small products and a column reduction
     });
   }
   MESSAGE(total, " start configurations checked on ", lim.name);
+#endif
+}
+
+// On a CPU (limits.cpu) a product starts from one work-item per group with a register tile,
+// scalar reads, nothing in local memory; on a GPU as before (shared tiles, prefetch).
+TEST_CASE("a product's start configurations on a CPU: one work-item per group, register tiles") {
+  const ir::computation mm = mdh::describe(ops::matmul());
+  for (const sizes_t& sizes :
+       {sizes_t{96, 80, 64}, sizes_t{37, 45, 29}, sizes_t{1024, 1024, 1024}}) {
+    INFO(to_string(sizes));
+    auto cpu = tuning::start_configurations(mm, sizes, lower::pocl_cpu_limits());
+    REQUIRE(!cpu.empty());
+    CHECK(cpu.size() <= 12);  // each costs an evaluation (the quick start has 20)
+    bool tile_8x8 = false, one_group = false;
+    for (auto& s : cpu) {
+      INFO(lower::to_string(s));
+      for (auto& x : s.dims) CHECK(x.thr == 1);
+      CHECK_FALSE(caches_some_input(s));
+      CHECK(s.vec == 1);
+      CHECK(s.prefetch == 0);
+      tile_8x8 = tile_8x8 || (s.dims[0].t_rm == 8 && s.dims[1].t_rm == 8);
+      one_group = one_group || (s.dims[0].blk == 1 && s.dims[1].blk == 1);
+    }
+    CHECK(tile_8x8);
+    CHECK(one_group);
+    lower::device_limits gpu_like = lower::pocl_cpu_limits();
+    gpu_like.cpu = false;
+    bool staged = false;
+    for (auto& s : tuning::start_configurations(mm, sizes, gpu_like))
+      staged = staged || (s.prefetch && caches_some_input(s));
+    CHECK(staged);
+  }
+  // a ragged size: the tiles that divide it come first (37 = prime: 1; 45: 3 rows of 3 x 5 x 3)
+  auto ragged = tuning::start_configurations(mm, {37, 45, 29}, lower::pocl_cpu_limits());
+  CHECK(ragged.front().dims[0].t_rm == 1);
+  CHECK(ragged.front().dims[1].t_rm == 3);
+}
+
+TEST_CASE("OpenCL: the CPU's start configurations of products match mdh::reference") {
+#ifndef MDH_WITH_OPENCL
+  MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
+#else
+  std::string why;
+  opencl::context* ctx = shared_context(why);
+  if (!ctx) {
+    MESSAGE("SKIPPED: no OpenCL device: ", why);
+    return;
+  }
+  auto lim = cl_limits(*ctx);
+  lim.cpu = true;
+  int total = 0;
+  struct work {
+    std::string op;
+    sizes_t sizes;
+  };
+  for (const work& w : {work{"matmul", {37, 45, 29}}, work{"batch_matmul", {2, 3, 17, 20, 12}},
+                        work{"mcc", {1, 5, 6, 8, 3, 3, 3}}}) {
+    with_operator(w.op, [&](const auto& op) {
+      const ir::computation& c = mdh::describe(op);
+      auto starts = tuning::start_configurations(c, w.sizes, lim);
+      CHECK_MESSAGE(!starts.empty(), w.op, " ", to_string(w.sizes));
+      total += run_configs(*ctx, op, w.sizes, spread(starts, 4), 23);
+    });
+  }
+  MESSAGE(total, " CPU start configurations checked on ", lim.name);
 #endif
 }
 
