@@ -260,7 +260,10 @@ PY
       --out "$OUT/LAYER.md" --commit "${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" \
       >"$OUT/layer_report.log" 2>&1 || tail -20 "$OUT/layer_report.log"
     sed -n '/^## Target/,/^Versions/p' "$OUT/LAYER.md"
-    summary+=("layer: \$OUT/LAYER.md (copy to bench/LAYER.md), ours_layer.json, peers_layer.json")
+    # the call returns at most 8 files: everything but LAYER.md and the parameter files in one
+    (cd "$OUT" && tar czf layer_raw.tgz --remove-files $(ls ours_layer.json peers_layer.* \
+      layer_bench.* layer_tune.* layer_example_* layer_report.log 2>/dev/null))
+    summary+=("layer: \$OUT/LAYER.md (copy to bench/LAYER.md); ours_layer.json, peers_layer.json, logs in \$OUT/layer_raw.tgz")
     ;;
   *) echo "unknown mode $m"; exit 2 ;;
   esac
