@@ -262,7 +262,63 @@ class mma_printer {
     out_.line("}");
   }
 
+  // With a point-wise epilogue (ir::pointwise_epilogue, mdh::with_epilogue): each accumulator,
+  // converted to the product's output type as a store and a load would, goes through
+  // mdh_epilogue in registers with the epilogue's own buffers loaded at the same point, and the
+  // epilogue's results are written through its outputs' views; the product itself is never
+  // written. The same call as the SIMT printer's write paths make (c_printer::print_epilogue).
+  void print_pointwise_epilogue() {
+    const ir::pointwise_epilogue& e = *p_.comp.epilogue;
+    const std::size_t D = p_.comp.rank();
+    out_.line("// epilogue: accumulators -> " + e.name + " in registers -> its outputs" +
+              (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));
+    loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
+    loop("for (int fn = 0; fn < " + num(m_.frags_n) + "; ++fn)");
+    loop("for (int i = 0; i < 4; ++i) {");
+    const std::string em = ev(m_.m_dim), en = ev(m_.n_dim);
+    out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
+              " + fm * 16 + g + (i >> 1) * 8;");
+    out_.line("const idx_t " + en + " = n_blk + wn * " + num(m_.warp_n) +
+              " + fn * 8 + 2 * t + (i & 1);");
+    std::string guard;
+    if (m_.guard_m) guard = em + " < " + num(m_.size_m);
+    if (m_.guard_n) guard += (guard.empty() ? "" : " && ") + en + " < " + num(m_.size_n);
+    out_.line(guard.empty() ? "{" : "if (" + guard + ") {");
+    std::string call = "mdh_epilogue(";
+    std::size_t own = p_.comp.inputs.size();  // the epilogue's buffers follow the inputs
+    for (std::size_t b = 0; b < e.inputs.size(); ++b) {
+      if (e.result_of[b] >= 0) {
+        const auto r = std::size_t(e.result_of[b]);
+        const scalar_type t = p_.comp.outputs[r].type;
+        call += convert_expr("acc[fm][fn][i]", p_.acc_type(r), t, d_.type(t)) + ", ";
+        continue;
+      }
+      const global_buffer& g = p_.inputs.at(own++);
+      for (auto& a : e.inputs[b].accesses) {
+        const flat_access f = flatten(a, g, D);
+        call += g.name + "[" + affine(f.coeff, f.constant) + "], ";
+      }
+    }
+    for (std::size_t q = 0; q < e.f.results.size(); ++q) {
+      const std::string y = "y" + std::to_string(q);
+      out_.line(d_.type(e.f.result_type(q)) + " " + y + ";");
+      call += "&" + y + (q + 1 < e.f.results.size() ? ", " : ");");
+    }
+    out_.line(call);
+    for (std::size_t q = 0; q < p_.outputs.size(); ++q)
+      for (auto& a : e.outputs[q].accesses) {
+        const flat_access f = flatten(a, p_.outputs[q], D);
+        out_.line(p_.outputs[q].name + "[" + affine(f.coeff, f.constant) + "] = " +
+                  convert_expr("y" + std::to_string(q), e.f.result_type(q), p_.outputs[q].type,
+                               d_.type(p_.outputs[q].type)) +
+                  ";");
+      }
+    out_.line("}");
+    out_.line("}");
+  }
+
   void print_epilogue() {
+    if (p_.comp.epilogue) return print_pointwise_epilogue();
     out_.line("// epilogue: accumulators -> " + std::string(short_name(m_.out_type)) +
               ", through the out_view" +
               (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));

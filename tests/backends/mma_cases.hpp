@@ -38,4 +38,16 @@ void for_each_mma_case(Visit&& visit) {
   for_each_mma_case_of<float>("tf32", visit);
 }
 
+// The tensor-core path with a point-wise epilogue (mdh::with_epilogue) in each type: GEMM + bias
+// + GELU, + bias + residual, B transposed + bias (TF32), batched + bias; partial tiles everywhere.
+template <class Visit>
+void for_each_mma_epilogue_case(Visit&& visit) {
+  using sz = std::vector<std::int64_t>;
+  visit("bf16 matmul_bias_gelu", ops::matmul_bias_gelu<bf16>(), sz{97, 101, 77});
+  visit("f16 matmul_bias_residual", ops::matmul_bias_residual<f16>(), sz{45, 70, 49});
+  visit("tf32 matmul_nt_bias", ops::matmul_nt_bias<float>().with_precision(ir::precision::tf32),
+        sz{33, 40, 72});
+  visit("bf16 batch_matmul_bias", ops::batch_matmul_bias<bf16>(), sz{2, 3, 33, 40, 72});
+}
+
 }  // namespace mdh::test

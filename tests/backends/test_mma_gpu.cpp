@@ -150,3 +150,34 @@ TEST_CASE("CUDA: MMA matmuls at odd and BERT sizes match the reference") {
     check(test::matmul_bf16_to_f32(), s, 2);
   }
 }
+
+TEST_CASE("CUDA: MMA configurations with a point-wise epilogue match the reference") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  int total = 0;
+  test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    INFO(name);
+    const ir::computation& x = op.ir();
+    test::case_data d;  // with an epilogue: its own inputs (bias, residual) and its outputs
+    std::uint64_t seed = 31;
+    for (auto& b : ir::kernel_inputs(x)) {
+      d.in.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
+      d.in.back().randomize(seed++);
+    }
+    for (auto& b : ir::kernel_outputs(x))
+      d.want.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
+    {
+      std::vector<buffer_ref> in = d.in_refs(), want(d.want.begin(), d.want.end());
+      reference(op, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(want));
+    }
+    std::mt19937_64 rng(std::hash<std::string>{}(name));
+    const std::int64_t L = tuning::reduction_length(x, sizes);
+    for (int k = 0; k < 8; ++k) {
+      auto plan = lower::lower(x, sizes, lower::random_mma_config(x, sizes, lim, rng), lim);
+      auto msg = run_and_explain(plan, d, L);
+      REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
+      ++total;
+    }
+  });
+  CHECK(total == 32);
+}

@@ -174,6 +174,31 @@ TEST_CASE("NVRTC compiles random valid MMA configurations of every case for sm_9
   CHECK(total == 60);
 }
 
+TEST_CASE("MMA kernels with a point-wise epilogue apply it in registers, and NVRTC compiles them") {
+  auto lim = lower::h200_limits();
+  cuda::module_cache cache("");
+  int total = 0;
+  test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    INFO(name);
+    const auto& x = op.ir();
+    REQUIRE(x.epilogue);
+    REQUIRE(lower::mma_supported(x));
+    std::mt19937_64 rng(std::hash<std::string>{}(name));
+    for (int k = 0; k < 3; ++k) {
+      auto plan = lower::lower(x, sizes, lower::random_mma_config(x, sizes, lim, rng), lim);
+      const std::string src = cuda::emit(plan);
+      INFO(src);
+      // the tensor-core kernel calls the epilogue on its accumulators and writes its outputs
+      CHECK(has(src, "in registers -> its outputs"));
+      CHECK(has(src, "mdh_epilogue("));
+      CHECK(src.find("mdh_epilogue(") != src.rfind("mdh_epilogue("));  // defined and called
+      CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+      ++total;
+    }
+  });
+  CHECK(total == 12);
+}
+
 TEST_CASE("the tuner's space offers MMA points for bf16/f16/TF32 contractions on CUDA only") {
   auto h200 = lower::h200_limits();
   std::vector<std::int64_t> s{512, 768, 384};
