@@ -262,6 +262,24 @@ class mma_printer {
     out_.line("}");
   }
 
+  // The loops over a thread's accumulators acc[fm][fn][i] (i in steps of `step`), each with its
+  // coordinates e<m>, e<n> and, where a dimension has a partial block tile, the range guard;
+  // leaves two blocks open.
+  void print_accumulator_loops(std::int64_t step) {
+    loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
+    loop("for (int fn = 0; fn < " + num(m_.frags_n) + "; ++fn)");
+    loop("for (int i = 0; i < 4; i += " + num(step) + ") {");
+    const std::string em = ev(m_.m_dim), en = ev(m_.n_dim);
+    out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
+              " + fm * 16 + g + (i >> 1) * 8;");
+    out_.line("const idx_t " + en + " = n_blk + wn * " + num(m_.warp_n) +
+              " + fn * 8 + 2 * t + (i & 1);");
+    std::string guard;
+    if (m_.guard_m) guard = em + " < " + num(m_.size_m);
+    if (m_.guard_n) guard += (guard.empty() ? "" : " && ") + en + " < " + num(m_.size_n);
+    out_.line(guard.empty() ? "{" : "if (" + guard + ") {");
+  }
+
   // With a point-wise epilogue (ir::pointwise_epilogue, mdh::with_epilogue): each accumulator,
   // converted to the product's output type as a store and a load would, goes through
   // mdh_epilogue in registers with the epilogue's own buffers loaded at the same point, and the
@@ -272,18 +290,7 @@ class mma_printer {
     const std::size_t D = p_.comp.rank();
     out_.line("// epilogue: accumulators -> " + e.name + " in registers -> its outputs" +
               (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));
-    loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
-    loop("for (int fn = 0; fn < " + num(m_.frags_n) + "; ++fn)");
-    loop("for (int i = 0; i < 4; ++i) {");
-    const std::string em = ev(m_.m_dim), en = ev(m_.n_dim);
-    out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
-              " + fm * 16 + g + (i >> 1) * 8;");
-    out_.line("const idx_t " + en + " = n_blk + wn * " + num(m_.warp_n) +
-              " + fn * 8 + 2 * t + (i & 1);");
-    std::string guard;
-    if (m_.guard_m) guard = em + " < " + num(m_.size_m);
-    if (m_.guard_n) guard += (guard.empty() ? "" : " && ") + en + " < " + num(m_.size_n);
-    out_.line(guard.empty() ? "{" : "if (" + guard + ") {");
+    print_accumulator_loops(1);
     std::string call = "mdh_epilogue(";
     std::size_t own = p_.comp.inputs.size();  // the epilogue's buffers follow the inputs
     for (std::size_t b = 0; b < e.inputs.size(); ++b) {
@@ -323,18 +330,7 @@ class mma_printer {
               ", through the out_view" +
               (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));
     const std::int64_t step = m_.pair_store ? 2 : 1;
-    loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
-    loop("for (int fn = 0; fn < " + num(m_.frags_n) + "; ++fn)");
-    loop("for (int i = 0; i < 4; i += " + num(step) + ") {");
-    const std::string em = ev(m_.m_dim), en = ev(m_.n_dim);
-    out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
-              " + fm * 16 + g + (i >> 1) * 8;");
-    out_.line("const idx_t " + en + " = n_blk + wn * " + num(m_.warp_n) +
-              " + fn * 8 + 2 * t + (i & 1);");
-    std::string guard;
-    if (m_.guard_m) guard = em + " < " + num(m_.size_m);
-    if (m_.guard_n) guard += (guard.empty() ? "" : " && ") + en + " < " + num(m_.size_n);
-    out_.line(guard.empty() ? "{" : "if (" + guard + ") {");
+    print_accumulator_loops(step);
     const global_buffer& o = p_.outputs[0];
     const std::string ty = d_.type(m_.out_type);
     auto value = [&](const std::string& i) {
