@@ -83,6 +83,19 @@ inline std::int64_t pow2_ceil(std::int64_t n) {
   return p;
 }
 
+// The block counts the space offers along a dimension of size n (blk_d): powers of two and the
+// chunks of power-of-two (and 3 x power-of-two, for the 6-element register tiles) widths.
+inline std::set<std::int64_t> block_counts(std::int64_t n) {
+  std::set<std::int64_t> blk;
+  for (std::int64_t p = 1; p <= n; p *= 2) {
+    blk.insert(p);
+    blk.insert((n + p - 1) / p);
+    if (3 * p <= n) blk.insert((n + 3 * p - 1) / (3 * p));
+    if (p == largest_power_of_two) break;
+  }
+  return blk;
+}
+
 // The dimension and stage parameters of lower::config, by stem (lower::to_map's names).
 inline constexpr const char* dim_stems[] = {"blk",     "thr",     "t_sm",   "t_rm",
                                             "strided", "thr_map", "blk_map"};
@@ -180,18 +193,7 @@ inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
   }
   for (std::size_t d = 0; d < D; ++d) {
     const int64_t n = sizes[d];
-    std::set<int64_t> blk;
-    if (one_block.at(d)) {
-      blk.insert(1);
-    } else {
-      // powers of two and the chunks of power-of-two (and 3 x power-of-two, for the 6-element
-      // register tiles) widths
-      for (int64_t p = 1; p <= n; p *= 2) {
-        blk.insert(p);
-        blk.insert((n + p - 1) / p);
-        if (3 * p <= n) blk.insert((n + 3 * p - 1) / (3 * p));
-      }
-    }
+    const std::set<int64_t> blk = one_block.at(d) ? std::set<int64_t>{1} : detail::block_counts(n);
     ps.emplace_back(name("blk", d), atf::set(std::vector<int64_t>(blk.begin(), blk.end())));
     ps.emplace_back(name("t_sm_steps", d),
                     atf::set({int64_t{0}, int64_t{1}, int64_t{2}, int64_t{4}}));

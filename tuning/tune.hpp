@@ -45,6 +45,7 @@
 #include <mdh/reference.hpp>
 #include <mdh/tensor.hpp>
 #include <mdh/tuning/parameter_file.hpp>
+#include <tuning/nearest_shape_start.hpp>
 #include <tuning/search_space.hpp>
 #include <tuning/start_configurations.hpp>
 #include <tuning/workload_memory.hpp>
@@ -334,13 +335,17 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     t.log_file(opt.log, std::move(lock));
   }
   if (opt.start_configurations) {
-    // what earlier runs found first (the parameter file, the best of a log set aside for another
+    // what earlier runs found first (the parameter file; for a product with an epilogue, the
+    // product's; the nearest other shape's, carried over; the best of a log set aside for another
     // space: those still in this space), then the generic starts
     std::vector<atf::configuration> starts;
     if (auto f = parameter_file_start(opt.parameter_file, c, sizes, limits)) starts.push_back(*f);
-    if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
+    if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>) {
       if (auto p = product_start(opt.parameter_file, c, sizes, target.id(), limits))
         starts.push_back(*p);
+      if (auto n = nearest_shape_start(opt.parameter_file, c, sizes, target.id(), limits))
+        starts.push_back(*n);
+    }
     if (aside)
       for (auto& b : best_of_log(*aside, 8)) starts.push_back(std::move(b));
     for (auto& s : start_configurations(c, sizes, limits))

@@ -222,3 +222,67 @@ TEST_CASE("points of the space that configure the same kernel are measured once"
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("a search starts from the nearest other shape's tuned configuration, carried over") {
+  static opencl::context ctx;
+  auto mm = ops::matmul();
+  auto dir = fs::temp_directory_path() / ("mdh_nearest_shape_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  tuning::opencl_target target(ctx, 1);
+  const auto lim = target.limits();
+  const std::vector<std::int64_t> near{37, 29, 41}, far{150, 140, 160}, here{40, 31, 45};
+  // a valid configuration at `from` that is still valid carried over to `here`
+  std::mt19937_64 rng(3);
+  auto tuned_at = [&](const std::vector<std::int64_t>& from) {
+    auto space = tuning::make_search_space(mm.ir(), from, lim);
+    for (int k = 0; k < 2000; ++k) {
+      auto cfg = tuning::to_config(space.to_configuration(space.random_point(rng)), mm.ir(), from);
+      try {
+        lower::check(cfg, mm.ir(), from, lim);
+        lower::check(tuning::carry_over(cfg, from, here), mm.ir(), here, lim);
+        return cfg;
+      } catch (const mdh::error&) {
+      }
+    }
+    FAIL("no configuration carries over");
+    return lower::config{};
+  };
+  const lower::config at_near = tuned_at(near), at_far = tuned_at(far);
+  auto record = [&](const std::vector<std::int64_t>& s, const lower::config& cfg,
+                    const tuning::device_id& dev) {
+    return tuning::parameter_record{tuning::workload::of(mm.ir(), s), dev, cfg, 1.0};
+  };
+  auto file_of = [&](const std::vector<std::int64_t>& s) {
+    return dir / tuning::file_name(tuning::workload::of(mm.ir(), s));
+  };
+  const fs::path mine = file_of(here);  // what the run for `here` writes
+  // nothing in the folder yet
+  CHECK(!tuning::nearest_shape_start(mine, mm.ir(), here, target.id(), lim));
+  // a record of another device is not used
+  tuning::device_id other = target.id();
+  other.name = "another device";
+  tuning::write_parameter_file(file_of(near), record(near, at_near, other));
+  CHECK(!tuning::nearest_shape_start(mine, mm.ir(), here, target.id(), lim));
+  // of two shapes on this device, the nearer one, carried over to these sizes
+  tuning::write_parameter_file(file_of(near), record(near, at_near, target.id()));
+  tuning::write_parameter_file(file_of(far), record(far, at_far, target.id()));
+  auto start = tuning::nearest_shape_start(mine, mm.ir(), here, target.id(), lim);
+  REQUIRE(start);
+  const lower::config carried = tuning::carry_over(at_near, near, here);
+  CHECK(tuning::to_config(*start, mm.ir(), here) == carried);
+  for (std::size_t d = 0; d < 3; ++d) {  // threads, register tile kept where the sizes allow
+    CHECK(carried.dims[d].thr == at_near.dims[d].thr);
+    CHECK(carried.dims[d].t_rm == at_near.dims[d].t_rm);
+  }
+  // tune() evaluates it first
+  tuning::tune_options opt;
+  opt.seconds = 0;
+  opt.evaluations = 1;
+  opt.progress = atf::progress_mode::off;
+  opt.parameter_file = mine;
+  opt.log = dir / "here.log.jsonl";
+  tuning::tune(mm, here, target, opt);
+  CHECK(first_evaluated(opt.log) == start->key());
+  fs::remove_all(dir);
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// Transfer between shapes (issue 19, tuning that converges in a minute): a search for sizes S
+// starts from the configuration tuned for the nearest other sizes of the same expression, types,
+// precision and device - a parameter file in the folder the new one is written to - carried over
+// to S: per dimension the same threads, register tile, shared-memory steps and mapping, the
+// block count whose chunk is nearest the tuned chunk, the input and kernel choices and the
+// tensor-core tiles unchanged. Nearby shapes of one expression tend to share their good tilings
+// (the premise of FamilySeer's families, seed 002), and a start costs one evaluation.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include <mdh/error.hpp>
+#include <mdh/ir/computation.hpp>
+#include <mdh/lower/check.hpp>
+#include <mdh/lower/config.hpp>
+#include <mdh/tuning/parameter_file.hpp>
+#include <tuning/search_space.hpp>
+
+namespace mdh::tuning {
+
+// `c`, tuned at sizes `from`, carried over to sizes `to` (see the header comment). Whether the
+// result is valid at `to` is lower::check's to say.
+inline lower::config carry_over(lower::config c, const std::vector<std::int64_t>& from,
+                                const std::vector<std::int64_t>& to) {
+  for (std::size_t d = 0; d < to.size() && d < c.dims.size(); ++d) {
+    lower::dim_config& x = c.dims[d];
+    const std::int64_t n = to[d];
+    const std::int64_t steps = tile_steps(x, from[d]);
+    const double chunk = double(lower::ceil_div(from[d], x.blk));
+    // within the space's bounds at the new extent
+    x.thr = std::min(x.thr, detail::pow2_ceil(n));
+    for (std::int64_t t : {8, 6, 4, 3, 2, 1})
+      if (x.t_rm > n && t <= n && t < x.t_rm) x.t_rm = t;
+    std::int64_t best = 1;
+    double off = std::numeric_limits<double>::infinity();
+    for (std::int64_t b : detail::block_counts(n)) {
+      const double o = std::abs(std::log(double(lower::ceil_div(n, b)) / chunk));
+      if (o < off) off = o, best = b;
+    }
+    x.blk = best;
+    x.t_sm = tile_from_steps(steps, x, n);
+  }
+  return c;
+}
+
+// The sizes' distance: how many factors of e separate them, summed over the dimensions.
+inline double shape_distance(const std::vector<std::int64_t>& a,
+                             const std::vector<std::int64_t>& b) {
+  double s = 0;
+  for (std::size_t d = 0; d < a.size(); ++d) s += std::abs(std::log(double(a[d]) / double(b[d])));
+  return s;
+}
+
+// The start carried over from the nearest other shape's parameter file in the folder of `file`
+// (the parameter file this run writes), as a point of the space; none when the folder holds no
+// record of this expression, types, precision and device at other sizes, or when the carried
+// configuration is not valid at `sizes`.
+inline std::optional<atf::configuration> nearest_shape_start(const std::filesystem::path& file,
+                                                             const ir::computation& c,
+                                                             const std::vector<std::int64_t>& sizes,
+                                                             const device_id& dev,
+                                                             const lower::device_limits& limits) {
+  namespace fs = std::filesystem;
+  if (file.empty()) return std::nullopt;
+  const fs::path folder = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return std::nullopt;
+  const workload here = workload::of(c, sizes);
+  std::optional<parameter_record> nearest;
+  double nearest_distance = std::numeric_limits<double>::infinity();
+  for (auto& e : fs::directory_iterator(folder, ec)) {
+    if (!e.is_regular_file() || e.path().extension() != ".json") continue;
+    parameter_record r;
+    try {
+      r = read_parameter_file(e.path());
+    } catch (const std::exception&) {  // other JSON, or a file tune() reports elsewhere
+      continue;
+    }
+    if (r.work.sizes == sizes || r.work.sizes.size() != sizes.size()) continue;
+    workload there = here;
+    there.sizes = r.work.sizes;
+    if (!mismatch(r, there, dev).empty()) continue;
+    const double distance = shape_distance(r.work.sizes, sizes);
+    if (distance < nearest_distance) nearest_distance = distance, nearest = std::move(r);
+  }
+  if (!nearest) return std::nullopt;
+  try {
+    lower::config cfg =
+        carry_over(lower::config_from_json(nearest->configuration, c), nearest->work.sizes, sizes);
+    lower::check(cfg, c, sizes, limits);
+    return to_space_configuration(cfg, c, sizes, limits);
+  } catch (const std::exception&) {  // not valid here (check), or a configuration of old
+    return std::nullopt;
+  }
+}
+
+}  // namespace mdh::tuning
