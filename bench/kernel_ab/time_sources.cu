@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+// Times bf16 matmul kernels from sources that print_source wrote (its //@LAUNCH line gives the
+// launch and the sizes), each beside cublasGemmEx at the same sizes, in one process: for A/B
+// comparisons of printer changes on the device without rebuilding the benchmark. Per source:
+// NVRTC for sm_90, 10 warm-up launches, then the best of 5 means of 20 back-to-back launches
+// (no L2 flush), registers, and a spot check of 3 elements against a double-precision dot.
+//   time_sources a.cu b.cu ...
+// Build (on the GPU machine): nvcc -O2 -arch=sm_90 bench/kernel_ab/time_sources.cu -o time_sources
+//   -lcublas -lnvrtc -lcuda
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define CHECK(x)                                                                       \
+  do {                                                                                 \
+    if (auto r = (x); r) {                                                             \
+      std::fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #x, int(r)); \
+      std::exit(1);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+namespace {
+struct launch {
+  std::string kernel;
+  long grid[3], block[3], shared, M, N, K;
+};
+
+launch read_launch(const std::string& src, const char* file) {
+  launch l{};
+  std::istringstream in(src.substr(0, src.find('\n')));
+  std::string tag;
+  in >> tag >> l.kernel >> l.grid[0] >> l.grid[1] >> l.grid[2] >> l.block[0] >> l.block[1] >>
+      l.block[2] >> l.shared >> l.M >> l.N >> l.K;
+  if (tag != "//@LAUNCH" || !in) {
+    std::fprintf(stderr, "%s: no //@LAUNCH line (write it with print_source)\n", file);
+    std::exit(2);
+  }
+  if (src.find("out_view<bf16>") == std::string::npos) {
+    std::fprintf(stderr, "%s: not a bf16 matmul (time_sources times bf16 only)\n", file);
+    std::exit(2);
+  }
+  return l;
+}
+
+template <class F>
+float best_mean_ms(cudaEvent_t e0, cudaEvent_t e1, F&& f) {
+  for (int i = 0; i < 10; ++i) f();
+  CHECK(cudaDeviceSynchronize());
+  float best = 1e30f;
+  for (int r = 0; r < 5; ++r) {
+    cudaEventRecord(e0);
+    for (int i = 0; i < 20; ++i) f();
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    best = std::min(best, ms / 20);
+  }
+  return best;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: time_sources a.cu [b.cu ...]\n");
+    return 2;
+  }
+  CHECK(cudaFree(nullptr));
+  cublasHandle_t blas;
+  CHECK(cublasCreate(&blas));
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::map<std::string, double> blas_us;
+  for (int f = 1; f < argc; ++f) {
+    std::ifstream in(argv[f]);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string src = ss.str();
+    const launch l = read_launch(src, argv[f]);
+    nvrtcProgram prog;
+    CHECK(nvrtcCreateProgram(&prog, src.c_str(), "kernel.cu", 0, nullptr, nullptr));
+    const char* opts[] = {"--gpu-architecture=sm_90", "-default-device", "--std=c++17"};
+    if (nvrtcCompileProgram(prog, 3, opts) != NVRTC_SUCCESS) {
+      size_t n = 0;
+      nvrtcGetProgramLogSize(prog, &n);
+      std::string log(n, '\0');
+      nvrtcGetProgramLog(prog, log.data());
+      std::fprintf(stderr, "%s: NVRTC failed:\n%s\n", argv[f], log.c_str());
+      return 1;
+    }
+    size_t n = 0;
+    CHECK(nvrtcGetCUBINSize(prog, &n));
+    std::vector<char> cubin(n);
+    CHECK(nvrtcGetCUBIN(prog, cubin.data()));
+    nvrtcDestroyProgram(&prog);
+    CUmodule mod;
+    CUfunction fn;
+    CHECK(cuModuleLoadData(&mod, cubin.data()));
+    CHECK(cuModuleGetFunction(&fn, mod, l.kernel.c_str()));
+    if (l.shared > 48 * 1024)
+      CHECK(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(l.shared)));
+    int regs = 0;
+    cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+
+    const long M = l.M, N = l.N, K = l.K;
+    std::vector<__nv_bfloat16> a(M * K), b(K * N), c(M * N);
+    for (long i = 0; i < M * K; ++i) a[i] = __float2bfloat16((i % 7) * 0.1f - 0.3f);
+    for (long i = 0; i < K * N; ++i) b[i] = __float2bfloat16((i % 5) * 0.1f - 0.2f);
+    __nv_bfloat16 *A, *B, *C;
+    CHECK(cudaMalloc(&A, M * K * 2));
+    CHECK(cudaMalloc(&B, K * N * 2));
+    CHECK(cudaMalloc(&C, M * N * 2));
+    cudaMemcpy(A, a.data(), M * K * 2, cudaMemcpyHostToDevice);
+    cudaMemcpy(B, b.data(), K * N * 2, cudaMemcpyHostToDevice);
+    void* args[] = {&A, &B, &C};
+    const double us =
+        1000 * best_mean_ms(e0, e1, [&] {
+          CHECK(cuLaunchKernel(fn, unsigned(l.grid[0]), unsigned(l.grid[1]), unsigned(l.grid[2]),
+                               unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]),
+                               unsigned(l.shared), nullptr, args, nullptr));
+        });
+    cudaMemcpy(c.data(), C, M * N * 2, cudaMemcpyDeviceToHost);
+    double err = 0;
+    for (long s = 0; s < 3; ++s) {
+      const long i = (s * 977) % M, j = (s * 1231) % N;
+      double want = 0;
+      for (long k = 0; k < K; ++k)
+        want += double(__bfloat162float(a[i * K + k])) * __bfloat162float(b[k * N + j]);
+      err = std::max(err, std::abs(want - __bfloat162float(c[i * N + j])) / (std::abs(want) + 1));
+    }
+    const std::string shape = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    if (!blas_us.count(shape)) {  // row-major C = A B is column-major C^T = B^T A^T
+      const float one = 1, zero = 0;
+      blas_us[shape] =
+          1000 * best_mean_ms(e0, e1, [&] {
+            CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one, B,
+                               CUDA_R_16BF, int(N), A, CUDA_R_16BF, int(K), &zero, C, CUDA_R_16BF,
+                               int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+          });
+    }
+    std::printf(
+        "%-44s %s regs %3d smem %6ld %9.2f us %6.1f TF/s  cuBLAS %8.2f us  ratio %.2f  err %.1e\n",
+        argv[f], shape.c_str(), regs, l.shared, us, 2.0 * M * N * K / us * 1e-6, blas_us[shape],
+        blas_us[shape] / us, err);
+    cudaFree(A), cudaFree(B), cudaFree(C);
+    cuModuleUnload(mod);
+  }
+  return 0;
+}
