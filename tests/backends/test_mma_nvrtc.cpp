@@ -14,6 +14,7 @@
 #include <backends/cuda/program.hpp>
 #include <mdh/ir/contraction.hpp>
 #include <mdh/lower/random_config.hpp>
+#include <tuning/nearest_shape_start.hpp>
 #include <tuning/start_configurations.hpp>
 
 #include "mma_cases.hpp"
@@ -281,4 +282,18 @@ TEST_CASE(
           }
         }
   CHECK(tiles == 72);
+}
+
+TEST_CASE("a tensor-core configuration carries over to nearby sizes with its MMA tiles") {
+  auto h200 = lower::h200_limits();
+  auto bf = ops::matmul<bf16>().ir();
+  const std::vector<std::int64_t> tuned{256, 256, 256}, here{300, 280, 260};
+  auto starts = tuning::start_configurations(bf, tuned, h200);
+  REQUIRE(!starts.empty());
+  REQUIRE(starts.front().mma.on == 1);
+  const lower::config carried = tuning::carry_over(starts.front(), tuned, here);
+  CHECK(carried.mma == starts.front().mma);
+  CHECK_NOTHROW(lower::check(carried, bf, here, h200));
+  auto space = tuning::make_search_space(bf, here, h200);
+  CHECK(space.find(tuning::to_space_configuration(carried, bf, here, h200)).has_value());
 }

@@ -249,9 +249,11 @@ entries current() {
   REQUIRE(!files.empty());
   for (auto& file : files) {
     auto rec = tuning::read_parameter_file(file);
-    const auto lim = rec.device.name == "NVIDIA H200"   ? lower::h200_limits()
-                     : rec.device.name == "NVIDIA H100" ? lower::h100_limits()
-                                                        : lower::pocl_cpu_limits();
+    // by model ("NVIDIA H100 80GB HBM3" is an H100)
+    auto is = [&](const char* model) { return rec.device.name.rfind(model, 0) == 0; };
+    const auto lim = is("NVIDIA H200")   ? lower::h200_limits()
+                     : is("NVIDIA H100") ? lower::h100_limits()
+                                         : lower::pocl_cpu_limits();
     const std::string key =
         "params/" + fs::relative(file, fs::path(src) / "params").generic_string();
     bool found = false;
@@ -271,7 +273,7 @@ entries current() {
     };
     ops::for_each_operator(
         [&](const ops::catalog_entry&, const auto& make) { try_one(make(rec.work.sizes)); });
-    ops::for_each_benchmark_case(
+    ops::for_each_benchmark_case_of_every_type(  // the bf16 and tf32 variants' files too
         [&](std::string_view, const auto& comp, const auto&) { try_one(comp); });
     CHECK_MESSAGE(found, file.string(), ": no operator of the library has the hash ",
                   rec.work.hash);
