@@ -26,6 +26,7 @@
 #include <backends/opencl/emit.hpp>
 #include <expressions/all.hpp>
 #include <expressions/benchmark_cases.hpp>
+#include <expressions/bert_layer.hpp>
 #include <expressions/catalog.hpp>
 #include <mdh/fused.hpp>
 #include <mdh/ir/hash.hpp>
@@ -275,6 +276,19 @@ entries current() {
         [&](const ops::catalog_entry&, const auto& make) { try_one(make(rec.work.sizes)); });
     ops::for_each_benchmark_case_of_every_type(  // the bf16 and tf32 variants' files too
         [&](std::string_view, const auto& comp, const auto&) { try_one(comp); });
+    // The BERT layer's stages (mdh-tune-layer's files): the attention stages read the QKV rows
+    // through views that depend on the layer's shape, so it is rebuilt from their sizes, (B, H,
+    // S, S, D) for the scores and (B, H, S, D, S) for the context.
+    const auto& z = rec.work.sizes;
+    for (std::size_t d_at : {std::size_t(3), std::size_t(4)}) {
+      if (found || key.find("/bert_layer/") == std::string::npos) break;
+      ops::bert_shape shape;
+      if (z.size() == 5) shape = {z[0], z[2], z[1] * z[d_at], z[1], shape.ffn};
+      auto each_stage = [&](const ops::bert_stage&, const auto& comp) { try_one(comp); };
+      ops::for_each_bert_stage<float>(shape, each_stage);
+      ops::for_each_bert_stage<bf16>(shape, each_stage);
+      ops::for_each_bert_stage<f16>(shape, each_stage);
+    }
     CHECK_MESSAGE(found, file.string(), ": no operator of the library has the hash ",
                   rec.work.hash);
   }
