@@ -17,7 +17,8 @@
 #            bench/RESULTS.md and a short table (BENCH_CASES=a,b: only those, on every side)
 #   layer  - the BERT encoder layer (issue 20) at LAYER_SHAPES (default "16x128 8x512") in
 #            LAYER_TYPES (default "f32 bf16"): mdh-tune tune-layer, LAYER_TUNE_SECONDS (default 3)
-#            per computation into $PARAMS/bert_layer/<type> (LAYER_TUNE=0: use the files as
+#            per computation into $PARAMS/bert_layer/<type>, each starting from the nearest
+#            tuned shape under LAYER_START_FROM (default $PARAMS; LAYER_TUNE=0: use the files as
 #            they are), then our layer (bench/layer_bench: stages and whole, per call and graph
 #            replay) and the peers on the same data (bench/peers/layer.py, LAYER_PEERS, within
 #            LAYER_PEERS_BUDGET_S, default 150), then $OUT/LAYER.md (bench/layer_report.py)
@@ -223,7 +224,7 @@ PY
         for ty in "${types[@]}"; do
           stamp "layer: tune-layer bert ${sh} ${ty} (${LAYER_TUNE_SECONDS:-3} s per computation)"
           "$BIN"/tools/mdh-tune-layer bert --batch "${sh%x*}" --seq "${sh#*x}" --type "$ty" \
-            --time "${LAYER_TUNE_SECONDS:-3}" --out "$lp/$ty" >>"$OUT/layer_tune.txt" 2>>"$OUT/layer_tune.err" ||
+            --time "${LAYER_TUNE_SECONDS:-3}" --start-from "${LAYER_START_FROM:-$PARAMS}" --out "$lp/$ty" >>"$OUT/layer_tune.txt" 2>>"$OUT/layer_tune.err" ||
             echo "tune-layer $sh $ty: rc=$?" | tee -a "$OUT/layer_tune.txt"
         done
       done

@@ -68,6 +68,9 @@ inline const char* usage_tune =
     "  --out DIR         where the parameter file goes (default params)\n"
     "  --log FILE        the log (default DIR/<parameter file>.log.jsonl); one tuner at a time\n"
     "  --threads N       compile threads (a whole number >= 1; default: all cores)\n"
+    "  --start-from DIR  a folder of parameter files tuned before (e.g. params/h100; searched\n"
+    "                    recursively, repeatable): the search starts from the nearest tuned\n"
+    "                    shape of this operator, or of its bare product, carried over\n"
     "  --type T          f32 (default), bf16, f16, or tf32: f32 with the inputs of a\n"
     "                    contraction read at TF32 precision\n"
     "  Several budgets: whichever ends first. Ctrl-C stops after the measurements in progress\n"
@@ -95,7 +98,7 @@ inline std::string usage() {
   return std::string("usage: mdh-tune list [--type T]\n") + extra_usage +
          "       mdh-tune tune OPERATOR --sizes N,N,... [--time S] [--more S] [--evaluations N]\n"
          "                [--technique T] [--seed N] [--backend B] [--out DIR] [--log FILE]\n"
-         "                [--threads N] [--type T]\n"
+         "                [--threads N] [--start-from DIR] [--type T]\n"
          "       mdh-tune run OPERATOR --sizes N,N,... [--params DIR_OR_FILE] [--backend B]\n"
          "                [--type T]\n"
          "       mdh-tune COMMAND --help   (what each option accepts)\n";
@@ -152,6 +155,7 @@ struct options {
   std::uint64_t evaluations = 0, seed = 1;
   std::size_t threads = 0;
   std::filesystem::path out = "params", log, params = "params";
+  std::vector<std::filesystem::path> start_from;  // --start-from DIR (repeatable)
   bool seconds_given = false, params_given = false;
 };
 
@@ -197,13 +201,61 @@ inline double parse_seconds(const std::string& flag, const std::string& s) {
 
 // Options each command takes; the others are an error naming the command they belong to.
 inline bool option_of(const std::string& command, const std::string& flag) {
-  static const std::vector<std::string> tune_only = {
-      "--time", "--more", "--evaluations", "--technique", "--seed", "--out", "--log", "--threads"};
+  static const std::vector<std::string> tune_only = {"--time",      "--more",    "--evaluations",
+                                                     "--technique", "--seed",    "--out",
+                                                     "--log",       "--threads", "--start-from"};
   if (flag == "--type") return true;  // list, tune and run
   if (command == "list") return false;
   if (flag == "--sizes" || flag == "--backend") return true;
   if (command == "run") return flag == "--params";
   return std::find(tune_only.begin(), tune_only.end(), flag) != tune_only.end();
+}
+
+// The tuning flags 'tune' and 'tune-layer' share: applies `flag`'s value `v` to `o` and returns
+// true, or returns false for a flag that is not one of them.
+inline bool parse_tune_flag(options& o, const std::string& flag, const std::string& v) {
+  const std::uint64_t max_count = std::uint64_t(std::numeric_limits<std::int64_t>::max());
+  if (flag == "--time")
+    o.seconds = parse_seconds(flag, v), o.seconds_given = true;
+  else if (flag == "--more")
+    o.more_seconds = parse_seconds(flag, v);
+  else if (flag == "--evaluations")
+    o.evaluations = parse_whole(flag, v, 1, max_count, "a whole number >= 1");
+  else if (flag == "--technique")
+    o.technique = v;
+  else if (flag == "--seed")
+    o.seed =
+        parse_whole(flag, v, 0, std::numeric_limits<std::uint64_t>::max(), "a whole number >= 0");
+  else if (flag == "--backend")
+    o.backend = v;
+  else if (flag == "--out")
+    o.out = v;
+  else if (flag == "--threads")
+    o.threads = std::size_t(parse_whole(flag, v, 1, 4096, "a whole number >= 1"));
+  else if (flag == "--start-from") {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(v, ec))
+      fail_usage("--start-from '" + v + "' is not a folder (of parameter files tuned before)");
+    o.start_from.emplace_back(v);
+  } else
+    return false;
+  return true;
+}
+
+// What a 'tune' or 'tune-layer' command line asks of mdh::tuning::tune (the parameter file and
+// log are the command's to name).
+inline mdh::tuning::tune_options to_tune_options(const options& o) {
+  mdh::tuning::tune_options t;
+  t.technique = o.technique;
+  t.seed = o.seed;
+  t.seconds = o.seconds;
+  t.more_seconds = o.more_seconds;
+  t.evaluations = o.evaluations;
+  t.prepare_threads = o.threads;
+  t.start_from = o.start_from;
+  t.interrupt = &interrupted;
+  t.on_search_start = [] { searching = true; };
+  return t;
 }
 
 inline options parse(int argc, char** argv) {
@@ -232,13 +284,12 @@ inline options parse(int argc, char** argv) {
     if (argc < 3 || argv[2][0] == '-') fail_usage("'" + o.command + "' needs an OPERATOR");
     o.op = argv[k++];
   }
-  const std::uint64_t max_count = std::uint64_t(std::numeric_limits<std::int64_t>::max());
   for (; k < argc; ++k) {
     std::string a = argv[k];
     if (a.rfind("--", 0) != 0) fail_usage("unexpected argument '" + a + "'");
     static const std::vector<std::string> known = {
-        "--sizes",   "--time", "--more", "--evaluations", "--technique", "--seed",
-        "--backend", "--out",  "--log",  "--params",      "--threads",   "--type"};
+        "--sizes", "--time", "--more",   "--evaluations", "--technique", "--seed",      "--backend",
+        "--out",   "--log",  "--params", "--threads",     "--type",      "--start-from"};
     if (std::find(known.begin(), known.end(), a) == known.end())
       fail_usage("unknown option '" + a + "'");
     if (!option_of(o.command, a))
@@ -250,27 +301,12 @@ inline options parse(int argc, char** argv) {
     const std::string v = argv[++k];
     if (a == "--sizes")
       o.sizes = parse_sizes(v);
-    else if (a == "--time")
-      o.seconds = parse_seconds(a, v), o.seconds_given = true;
-    else if (a == "--more")
-      o.more_seconds = parse_seconds(a, v);
-    else if (a == "--evaluations")
-      o.evaluations = parse_whole(a, v, 1, max_count, "a whole number >= 1");
-    else if (a == "--technique")
-      o.technique = v;
-    else if (a == "--seed")
-      o.seed =
-          parse_whole(a, v, 0, std::numeric_limits<std::uint64_t>::max(), "a whole number >= 0");
-    else if (a == "--backend")
-      o.backend = v;
-    else if (a == "--out")
-      o.out = v;
+    else if (parse_tune_flag(o, a, v))
+      continue;
     else if (a == "--log")
       o.log = v;
     else if (a == "--params")
       o.params = v, o.params_given = true;
-    else if (a == "--threads")
-      o.threads = std::size_t(parse_whole(a, v, 1, 4096, "a whole number >= 1"));
     else if (a == "--type")
       o.type = v, o.type_given = true;
   }
@@ -338,19 +374,11 @@ void print_rates(const IR& c, const std::vector<std::int64_t>& sizes, double us)
 template <class Target, class Comp>
 int tune_on(Target& target, const Comp& comp, const options& o) {
   const auto& c = comp.ir();
-  mdh::tuning::tune_options t;
-  t.technique = o.technique;
-  t.seed = o.seed;
-  t.seconds = o.seconds;
-  t.more_seconds = o.more_seconds;
-  t.evaluations = o.evaluations;
-  t.prepare_threads = o.threads;
+  mdh::tuning::tune_options t = to_tune_options(o);
   auto w = mdh::tuning::workload::of(c, o.sizes);
   auto file = o.out / mdh::tuning::file_name(w);
   t.parameter_file = file;
   t.log = o.log.empty() ? std::filesystem::path(file.string() + ".log.jsonl") : o.log;
-  t.interrupt = &interrupted;
-  t.on_search_start = [] { searching = true; };
   mdh::tuning::check_workload_memory(comp, o.sizes, mdh::tuning::memory_of(target));
   std::filesystem::create_directories(o.out);
   auto space = mdh::tuning::make_search_space(c, o.sizes, target.limits());

@@ -33,7 +33,9 @@ inline const char* usage_tune_layer =
     "                      default 60)\n"
     "  --more S            S seconds more per computation in this session\n"
     "  --evaluations N     at most N evaluations per computation\n"
-    "  --technique T, --seed N, --backend B, --threads N   as for 'tune'\n"
+    "  --technique T, --seed N, --backend B, --threads N, --start-from DIR   as for 'tune'\n"
+    "                      (--start-from params/h100: each computation starts from the\n"
+    "                      nearest tuned shape of itself or of its bare product)\n"
     "  --out DIR           where the parameter files go (default params)\n"
     "  Then: 08_bert_layer --params DIR, or mdh::load_bert_layer<T>(backend, shape, DIR).\n";
 
@@ -62,8 +64,9 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
     std::string a = argv[k];
     if (a.rfind("--", 0) != 0) fail_usage("unexpected argument '" + a + "'");
     static const std::vector<std::string> known = {
-        "--batch", "--seq",         "--hidden",    "--heads", "--ffn",     "--type", "--time",
-        "--more",  "--evaluations", "--technique", "--seed",  "--backend", "--out",  "--threads"};
+        "--batch", "--seq",     "--hidden", "--heads",       "--ffn",
+        "--type",  "--time",    "--more",   "--evaluations", "--technique",
+        "--seed",  "--backend", "--out",    "--threads",     "--start-from"};
     if (std::find(known.begin(), known.end(), a) == known.end())
       fail_usage("unknown option '" + a + "'" +
                  (a == "--sizes" ? " (tune-layer derives every size from --batch, --seq, "
@@ -84,23 +87,8 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
       o.shape.ffn = whole();
     else if (a == "--type")
       o.tune.type = v, o.tune.type_given = true;
-    else if (a == "--time")
-      o.tune.seconds = parse_seconds(a, v), o.tune.seconds_given = true;
-    else if (a == "--more")
-      o.tune.more_seconds = parse_seconds(a, v);
-    else if (a == "--evaluations")
-      o.tune.evaluations = parse_whole(a, v, 1, big, "a whole number >= 1");
-    else if (a == "--technique")
-      o.tune.technique = v;
-    else if (a == "--seed")
-      o.tune.seed =
-          parse_whole(a, v, 0, std::numeric_limits<std::uint64_t>::max(), "a whole number >= 0");
-    else if (a == "--backend")
-      o.tune.backend = v;
-    else if (a == "--out")
-      o.tune.out = v;
-    else if (a == "--threads")
-      o.tune.threads = std::size_t(parse_whole(a, v, 1, 4096, "a whole number >= 1"));
+    else
+      parse_tune_flag(o.tune, a, v);  // the flags 'tune' has (known above)
   }
   if (!o.batch_given || !o.seq_given)
     fail_usage("'tune-layer bert' needs --batch and --seq (e.g. --batch 16 --seq 128)");
@@ -149,18 +137,10 @@ int tune_layer_on(Target& target, const layer_options& lo) {
         std::find_if(items.begin(), items.end(), [&](auto& x) { return x.file == file; });
     if (done.count(file) || interrupted) return;  // a workload of an earlier stage (ln2)
     done.insert(file);
-    tune_options t;
-    t.technique = o.technique;
-    t.seed = o.seed;
-    t.seconds = o.seconds;
-    t.more_seconds = o.more_seconds;
-    t.evaluations = o.evaluations;
-    t.prepare_threads = o.threads;
+    tune_options t = to_tune_options(o);
     t.parameter_file = o.out / file;
     t.log = o.out / "logs" / (file + ".log.jsonl");
-    t.interrupt = &interrupted;
     t.progress = atf::progress_mode::off;
-    t.on_search_start = [] { searching = true; };
     try {
       check_workload_memory(comp, st.sizes, memory_of(target));
       auto r = tune(comp, st.sizes, target, t);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Transfer between shapes (issue 19, tuning that converges in a minute): a search for sizes S
-// starts from the configuration tuned for the nearest other sizes of the same expression, types,
-// precision and device - a parameter file in the folder the new one is written to - carried over
+// starts from the configuration tuned for the nearest other sizes of the same expression (or of
+// its bare product, for a product with an epilogue), types, precision and device - a parameter
+// file in the folder the new one is written to, or under tune_options::start_from - carried over
 // to S: per dimension the same threads, register tile, shared-memory steps and mapping, the
 // block count whose chunk is nearest the tuned chunk, the input and kernel choices and the
 // tensor-core tiles unchanged. Nearby shapes of one expression tend to share their good tilings
 // (the premise of FamilySeer's families, seed 002), and a start costs one evaluation.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -57,35 +59,62 @@ inline double shape_distance(const std::vector<std::int64_t>& a,
   return s;
 }
 
-// The start carried over from the nearest other shape's parameter file in the folder of `file`
-// (the parameter file this run writes), as a point of the space; none when the folder holds no
-// record of this expression, types, precision and device at other sizes, or when the carried
-// configuration is not valid at `sizes`.
-inline std::optional<atf::configuration> nearest_shape_start(const std::filesystem::path& file,
-                                                             const ir::computation& c,
-                                                             const std::vector<std::int64_t>& sizes,
-                                                             const device_id& dev,
-                                                             const lower::device_limits& limits) {
+// The parameter files a search may start from: those in the folder of `file` (the parameter file
+// the run writes), then every parameter file under each folder of `elsewhere` (e.g. a device's
+// committed parameter folder, tune_options::start_from).
+inline std::vector<std::filesystem::path> start_candidate_files(
+    const std::filesystem::path& file, const std::vector<std::filesystem::path>& elsewhere) {
   namespace fs = std::filesystem;
-  if (file.empty()) return std::nullopt;
-  const fs::path folder = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  std::vector<fs::path> files;
   std::error_code ec;
-  if (!fs::is_directory(folder, ec)) return std::nullopt;
+  if (!file.empty()) {
+    const fs::path folder = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+    if (fs::is_directory(folder, ec))
+      for (auto& e : fs::directory_iterator(folder, ec))
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  }
+  for (auto& where : elsewhere)
+    if (fs::is_directory(where, ec))
+      for (auto& e : fs::recursive_directory_iterator(where, ec))
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());  // deterministic choice among equals
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+// The start carried over from the nearest other shape's parameter file (start_candidate_files)
+// of this expression - or, for a product with an epilogue, of the bare product, whose tiling is
+// the same - at the same types, precision and device, as a point of the space; none when no such
+// record exists or the carried configuration is not valid at `sizes`.
+inline std::optional<atf::configuration> nearest_shape_start(
+    const std::filesystem::path& file, const ir::computation& c,
+    const std::vector<std::int64_t>& sizes, const device_id& dev,
+    const lower::device_limits& limits, const std::vector<std::filesystem::path>& elsewhere = {}) {
+  if (file.empty() && elsewhere.empty()) return std::nullopt;
   const workload here = workload::of(c, sizes);
+  std::optional<workload> product_here;
+  if (c.epilogue) {
+    ir::computation product = c;
+    product.epilogue.reset();
+    product_here = workload::of(product, sizes);
+  }
   std::optional<parameter_record> nearest;
   double nearest_distance = std::numeric_limits<double>::infinity();
-  for (auto& e : fs::directory_iterator(folder, ec)) {
-    if (!e.is_regular_file() || e.path().extension() != ".json") continue;
+  for (auto& f : start_candidate_files(file, elsewhere)) {
     parameter_record r;
     try {
-      r = read_parameter_file(e.path());
+      r = read_parameter_file(f);
     } catch (const std::exception&) {  // other JSON, or a file tune() reports elsewhere
       continue;
     }
-    if (r.work.sizes == sizes || r.work.sizes.size() != sizes.size()) continue;
-    workload there = here;
-    there.sizes = r.work.sizes;
-    if (!mismatch(r, there, dev).empty()) continue;
+    if (r.work.sizes.size() != sizes.size()) continue;
+    auto fits = [&](workload w, bool same_sizes_too) {
+      if (r.work.sizes == sizes && !same_sizes_too) return false;  // parameter_file_start's
+      w.sizes = r.work.sizes;
+      return mismatch(r, w, dev).empty();
+    };
+    // the bare product counts at these very sizes too (distance 0: carried over unchanged)
+    if (!fits(here, false) && !(product_here && fits(*product_here, true))) continue;
     const double distance = shape_distance(r.work.sizes, sizes);
     if (distance < nearest_distance) nearest_distance = distance, nearest = std::move(r);
   }

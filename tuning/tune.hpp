@@ -70,6 +70,10 @@ struct tune_options {
   // `parameter_file` for this workload, the 8 best of a log set aside for another search space,
   // then start_configurations().
   bool start_configurations = true;
+  // Folders of parameter files tuned before (searched recursively; e.g. a device's committed
+  // parameter folder) that starts are taken from too: the bare product's configuration of a
+  // product with an epilogue, and the nearest other shape's (tuning/nearest_shape_start.hpp).
+  std::vector<std::filesystem::path> start_from;
   const std::atomic<bool>* interrupt =
       nullptr;  // set (e.g. by SIGINT) to stop after the current step
   // Called once the set-up (search space, inputs, CPU reference, the default configuration's
@@ -196,19 +200,23 @@ std::optional<atf::configuration> parameter_file_start(const std::filesystem::pa
 }
 
 // A computation with an epilogue has the product's parameters: the product's own tuned
-// configuration at these sizes (a parameter file in the folder of `file`), where it is valid
-// with the epilogue too, is where its search starts (none otherwise).
-inline std::optional<atf::configuration> product_start(const std::filesystem::path& file,
-                                                       const ir::computation& c,
-                                                       const std::vector<std::int64_t>& sizes,
-                                                       const device_id& dev,
-                                                       const lower::device_limits& limits) {
-  if (!c.epilogue || file.empty()) return std::nullopt;
+// configuration at these sizes (a parameter file in the folder of `file`, else under a folder of
+// `elsewhere`), where it is valid with the epilogue too, is where its search starts (none
+// otherwise).
+inline std::optional<atf::configuration> product_start(
+    const std::filesystem::path& file, const ir::computation& c,
+    const std::vector<std::int64_t>& sizes, const device_id& dev,
+    const lower::device_limits& limits, const std::vector<std::filesystem::path>& elsewhere = {}) {
+  if (!c.epilogue || (file.empty() && elsewhere.empty())) return std::nullopt;
   ir::computation product = c;
   product.epilogue.reset();
   try {
-    auto rec = find_parameters(file.parent_path().empty() ? "." : file.parent_path(),
-                               workload::of(product, sizes), dev);
+    std::vector<std::filesystem::path> folders;
+    if (!file.empty()) folders.push_back(file.parent_path().empty() ? "." : file.parent_path());
+    folders.insert(folders.end(), elsewhere.begin(), elsewhere.end());
+    std::optional<parameter_record> rec;
+    for (std::size_t i = 0; i < folders.size() && !rec; ++i)
+      rec = find_parameters(folders[i], workload::of(product, sizes), dev);
     if (!rec) return std::nullopt;
     auto cfg = lower::config_from_json(rec->configuration, c);
     lower::check(cfg, c, sizes, limits);  // atomics across blocks are not
@@ -341,9 +349,10 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     std::vector<atf::configuration> starts;
     if (auto f = parameter_file_start(opt.parameter_file, c, sizes, limits)) starts.push_back(*f);
     if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>) {
-      if (auto p = product_start(opt.parameter_file, c, sizes, target.id(), limits))
+      if (auto p = product_start(opt.parameter_file, c, sizes, target.id(), limits, opt.start_from))
         starts.push_back(*p);
-      if (auto n = nearest_shape_start(opt.parameter_file, c, sizes, target.id(), limits))
+      if (auto n = nearest_shape_start(opt.parameter_file, c, sizes, target.id(), limits,
+                                       opt.start_from))
         starts.push_back(*n);
     }
     if (aside)

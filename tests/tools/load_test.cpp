@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include <backends/load_kernel.hpp>
+#include <expressions/gemm_epilogues.hpp>
 #include <expressions/matmul.hpp>
 #include <mdh/lower/random_config.hpp>
 #include <tuning/opencl_target.hpp>
@@ -321,4 +322,61 @@ TEST_CASE("a search starts from the nearest other shape's tuned configuration, c
   tuning::tune(mm, here, target, opt);
   CHECK(first_evaluated(opt.log) == start->key());
   fs::remove_all(dir);
+}
+
+TEST_CASE("a product with an epilogue starts from the bare product tuned in another folder") {
+  static opencl::context ctx;
+  auto mm = ops::matmul();
+  auto mb = ops::matmul_bias();  // the same product, with a bias added in its epilogue
+  auto root = fs::temp_directory_path() / ("mdh_start_from_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path tuned = root / "tuned" / "f32", mine = root / "layer";
+  fs::create_directories(tuned);
+  fs::create_directories(mine);
+  tuning::opencl_target target(ctx, 1);
+  const auto lim = target.limits();
+  const std::vector<std::int64_t> near{36, 30, 40}, here{40, 31, 45};
+  // a configuration of the bare product at `near` that is valid for the epilogue at `here`
+  std::mt19937_64 rng(5);
+  lower::config at_near;
+  bool found = false;
+  auto space = tuning::make_search_space(mm.ir(), near, lim);
+  for (int k = 0; k < 2000 && !found; ++k) {
+    auto cfg = tuning::to_config(space.to_configuration(space.random_point(rng)), mm.ir(), near);
+    try {
+      lower::check(cfg, mm.ir(), near, lim);
+      lower::check(tuning::carry_over(cfg, near, here), mb.ir(), here, lim);
+      at_near = cfg, found = true;
+    } catch (const mdh::error&) {
+    }
+  }
+  REQUIRE(found);
+  tuning::write_parameter_file(
+      tuned / tuning::file_name(tuning::workload::of(mm.ir(), near)),
+      tuning::parameter_record{tuning::workload::of(mm.ir(), near), target.id(), at_near, 1.0});
+  const fs::path file = mine / tuning::file_name(tuning::workload::of(mb.ir(), here));
+  // not in the run's own folder; found under a start_from folder (recursively)
+  CHECK(!tuning::nearest_shape_start(file, mb.ir(), here, target.id(), lim));
+  auto start = tuning::nearest_shape_start(file, mb.ir(), here, target.id(), lim, {root / "tuned"});
+  REQUIRE(start);
+  CHECK(tuning::to_config(*start, mb.ir(), here) == tuning::carry_over(at_near, near, here));
+  // the bare product at these very sizes is product_start's, from the same folder
+  tuning::write_parameter_file(
+      tuned / tuning::file_name(tuning::workload::of(mm.ir(), here)),
+      tuning::parameter_record{tuning::workload::of(mm.ir(), here), target.id(),
+                               tuning::carry_over(at_near, near, here), 1.0});
+  CHECK(!tuning::product_start(file, mb.ir(), here, target.id(), lim));
+  auto same = tuning::product_start(file, mb.ir(), here, target.id(), lim, {root / "tuned"});
+  REQUIRE(same);
+  // tune() measures it first
+  tuning::tune_options opt;
+  opt.seconds = 0;
+  opt.evaluations = 1;
+  opt.progress = atf::progress_mode::off;
+  opt.parameter_file = file;
+  opt.log = mine / "here.log.jsonl";
+  opt.start_from = {root / "tuned"};
+  tuning::tune(mb, here, target, opt);
+  CHECK(first_evaluated(opt.log) == same->key());
+  fs::remove_all(root);
 }

@@ -34,6 +34,7 @@ expect "malformed sizes" 2 "--sizes 'x' is not a whole number >= 1 \(in '4,x'\)"
 expect "wrong number of sizes" 2 "'matmul' has 3 dimensions" -- "$tool" tune matmul --sizes 4,4
 expect "missing sizes" 2 "needs --sizes with 3 values" -- "$tool" tune matmul
 expect "unknown option" 2 "unknown option '--fast'" -- "$tool" tune matmul --sizes 4,4,4 --fast
+expect "--start-from needs a folder" 2 "--start-from '$work/none' is not a folder" -- "$tool" tune matmul --sizes 4,4,4 --start-from "$work/none"
 # What each option accepts: whole numbers that fit, seconds > 0; the rest is rejected at once
 # (a size past INT64_MAX used to saturate and hang in the search space at 100 % CPU).
 expect "an overflowing size is an error" 2 "--sizes '99999999999999999999' is too large \(at most 9223372036854775807\)" -- \
