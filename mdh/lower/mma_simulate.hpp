@@ -9,6 +9,7 @@
 // contraction; the printer (mma_printer.hpp) spells the same decisions in CUDA.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -103,12 +104,15 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
               j < left ? detail::mma_read(b, at + j) : 0.0f;
       }
   };
-  std::vector<float> ta, tb, acc;
+  std::vector<float> ta, tb, acc, ra, rb;
   for (std::int64_t bz = 0; bz < grid_z; ++bz)
     for (std::int64_t m_blk = 0; m_blk < m.size_m; m_blk += m.block_m)
       for (std::int64_t n_blk = 0; n_blk < m.size_n; n_blk += m.block_n) {
         detail::mma_decode(m.grid_dims, sizes, bz, e);
         acc.assign(std::size_t(m.block_m * m.block_n), 0.0f);
+        // rows and columns past the sizes are computed by the kernel but never written
+        const std::int64_t rows = std::min(m.block_m, m.size_m - m_blk);
+        const std::int64_t cols = std::min(m.block_n, m.size_n - n_blk);
         for (std::int64_t step = 0; step < m.steps; ++step) {
           const std::int64_t k_blk = (step % m.k_tiles) * m.block_k;
           if (!m.outer_k_dims.empty())
@@ -121,17 +125,22 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                 t[std::size_t(o.k_contiguous ? tile_offset(o, mn, k) : tile_offset(o, k, mn))];
             return tf32 ? round_tf32(v) : v;
           };
-          for (std::int64_t i = 0; i < m.block_m; ++i)
-            for (std::int64_t j = 0; j < m.block_n; ++j) {
+          const std::int64_t K = m.block_k;
+          ra.resize(std::size_t(rows * K)), rb.resize(std::size_t(cols * K));
+          for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t k = 0; k < K; ++k) ra[std::size_t(i * K + k)] = at(m.a, ta, i, k);
+          for (std::int64_t j = 0; j < cols; ++j)
+            for (std::int64_t k = 0; k < K; ++k) rb[std::size_t(j * K + k)] = at(m.b, tb, j, k);
+          for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t j = 0; j < cols; ++j) {
               float s = 0;
-              for (std::int64_t k = 0; k < m.block_k; ++k)
-                s += at(m.a, ta, i, k) * at(m.b, tb, j, k);
+              for (std::int64_t k = 0; k < K; ++k)
+                s += ra[std::size_t(i * K + k)] * rb[std::size_t(j * K + k)];
               acc[std::size_t(i * m.block_n + j)] += s;
             }
         }
-        for (std::int64_t i = 0; i < m.block_m; ++i)
-          for (std::int64_t j = 0; j < m.block_n; ++j) {
-            if (m_blk + i >= m.size_m || n_blk + j >= m.size_n) continue;
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j) {
             detail::mma_decode(m.m_dims, sizes, m_blk + i, e);
             detail::mma_decode(m.n_dims, sizes, n_blk + j, e);
             for (const mma_write& w : m.writes)
