@@ -120,6 +120,16 @@ inline std::vector<std::pair<std::string, ir::contraction_role>> mma_fuse_parame
   return v;
 }
 
+// The optional tensor-core parameters of the space of `comp`, beyond mma_names: the fusion masks
+// and, with them, the tiles' contiguous axes (mma_flip_a/b). Absent (a matmul): the space, its
+// points and kernel keys are those of before these existed.
+inline std::vector<std::string> mma_optional_names(const ir::computation& comp) {
+  std::vector<std::string> v;
+  for (auto& [name, role] : mma_fuse_parameters(comp)) v.push_back(name);
+  if (!v.empty()) v.insert(v.end(), {"mma_flip_a", "mma_flip_b"});
+  return v;
+}
+
 // Adds `r` to the parameters of `ps` as atf constraints: on its last parameter, reading the
 // others; a product bound also on each earlier one, reading those before it (the rest at 1).
 // A rule that reads a parameter the space does not have is left out (see the header comment).
@@ -262,6 +272,10 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
     }
     ps.emplace_back(name, atf::set(masks));
   }
+  if (!detail::mma_fuse_parameters(comp).empty()) {
+    ps.emplace_back("mma_flip_a", atf::set({int64_t{0}, int64_t{1}}));
+    ps.emplace_back("mma_flip_b", atf::set({int64_t{0}, int64_t{1}}));
+  }
   std::vector<atf::tp> added(ps.begin() + std::ptrdiff_t(first), ps.end());
   auto is_mma = [&](const std::string& n) { return n.rfind("mma", 0) == 0; };
   for (const lower::rule& r :
@@ -352,7 +366,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
                                   : std::int64_t(lower::block_combine::second_kernel);
   if (prefix.empty() && a.contains("mma") && a.get<std::int64_t>("mma") == 1) {
     for (const char* n : detail::mma_names) m[n] = a.get<std::int64_t>(n);
-    for (auto& [n, role] : detail::mma_fuse_parameters(comp))
+    for (auto& n : detail::mma_optional_names(comp))
       if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
   }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
@@ -365,7 +379,7 @@ inline std::string kernel_key(const lower::config& c) {
   std::map<std::string, std::int64_t> m;
   const auto all = lower::to_full_map(c);
   for (const char* n : detail::mma_names) m[n] = all.at(n);
-  for (const char* n : {"mma_fuse_m", "mma_fuse_n", "mma_fuse_k"})
+  for (const char* n : {"mma_fuse_m", "mma_fuse_n", "mma_fuse_k", "mma_flip_a", "mma_flip_b"})
     if (all.at(n) != 0) m[n] = all.at(n);  // unfused keys as before fusion existed
   return nlohmann::json(m).dump();
 }
@@ -397,7 +411,7 @@ inline atf::configuration to_space_configuration(
   for (const char* n : detail::mma_names)
     if (with_mma) a.set(n, m.at(n));
   if (with_mma)
-    for (auto& [n, role] : detail::mma_fuse_parameters(comp)) a.set(n, m.at(n));
+    for (auto& n : detail::mma_optional_names(comp)) a.set(n, m.at(n));
   return a;
 }
 

@@ -41,7 +41,7 @@ inline std::int64_t round128(std::int64_t bytes) { return (bytes + 127) / 128 * 
 // An operand's shared tile: its layout, the copy and the fragment load (see mma_operand).
 inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_operand& o,
                                     const std::vector<std::size_t>& mn_dims, std::int64_t mn_tile,
-                                    bool tf32, bool swizzle) {
+                                    bool tf32, bool swizzle, bool flip) {
   const mma_plan& m = p.mma;
   mma_operand x;
   x.input = o.input, x.access = o.access, x.type = o.type;
@@ -55,8 +55,10 @@ inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_
   x.chunk = 16 / elem;
   const std::int64_t ck = f.coeff[m.k_dim], cmn = f.coeff[mn_dim];
   // K contiguous in the tile when it is in memory (coefficient 1 of its innermost dimension),
-  // else the M/N axis when it is, else whichever walks memory in smaller steps.
+  // else the M/N axis when it is, else whichever walks memory in smaller steps; `flip`: the
+  // other one.
   x.k_contiguous = ck == 1 ? true : cmn == 1 ? false : std::llabs(ck) <= std::llabs(cmn);
+  if (flip) x.k_contiguous = !x.k_contiguous;  // mma_flip_a/b: the tuner's choice
   x.rows = x.k_contiguous ? mn_tile : m.block_k;
   x.cols = x.k_contiguous ? m.block_k : mn_tile;
   const std::int64_t chunks = x.cols / x.chunk;
@@ -149,9 +151,9 @@ inline void mma_tiles(kernel_plan& p) {
 
   p.threads = m.warps_m * m.warps_n * 32;
   m.a = lower::detail::mma_operand_tile(p, s.contraction->a, m.m_dims, m.block_m, tf32,
-                                        c.swizzle != 0);
+                                        c.swizzle != 0, c.flip_a != 0);
   m.b = lower::detail::mma_operand_tile(p, s.contraction->b, m.n_dims, m.block_n, tf32,
-                                        c.swizzle != 0);
+                                        c.swizzle != 0, c.flip_b != 0);
   m.a.offset_bytes = 0;
   m.b.offset_bytes = m.stages * m.a.stage_bytes;
   p.tiles_bytes = m.stages * (m.a.stage_bytes + m.b.stage_bytes);
@@ -230,6 +232,11 @@ config draw_mma_config(const ir::computation& comp, const std::vector<std::int64
   c.mma.fuse_m = fuse(ir::contraction_role::m, c.mma.m);
   c.mma.fuse_n = fuse(ir::contraction_role::n, c.mma.n);
   c.mma.fuse_k = fuse(ir::contraction_role::k, c.mma.k);
+  // the tiles' contiguous axes, where fusion is drawn too (the same rule as the tuner's space)
+  const bool several = dims(ir::contraction_role::m).size() > 1 ||
+                       dims(ir::contraction_role::n).size() > 1 ||
+                       dims(ir::contraction_role::k).size() > 1;
+  if (several) c.mma.flip_a = pick({0, 1}), c.mma.flip_b = pick({0, 1});
   return c;
 }
 

@@ -137,7 +137,9 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                                                            {"mma_swizzle", off.swizzle},
                                                            {"mma_fuse_m", off.fuse_m},
                                                            {"mma_fuse_n", off.fuse_n},
-                                                           {"mma_fuse_k", off.fuse_k}};
+                                                           {"mma_fuse_k", off.fuse_k},
+                                                           {"mma_flip_a", off.flip_a},
+                                                           {"mma_flip_b", off.flip_b}};
   for (auto [name, value] : defaults)
     add("mma = 0: the mma_* parameters at their defaults", {"mma", name},
         [name = std::string(name), value](values v) {
@@ -202,6 +204,12 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
   fuse_rule("mma_fuse_m", "mma_m", ir::contraction_role::m);
   fuse_rule("mma_fuse_n", "mma_n", ir::contraction_role::n);
   fuse_rule("mma_fuse_k", "mma_k", ir::contraction_role::k);
+  for (const char* flip : {"mma_flip_a", "mma_flip_b"})
+    add(std::string(flip) + " in {0 = as memory suggests, 1 = the other axis contiguous}",
+        {"mma", flip}, [name = std::string(flip)](values v) {
+          return v[0] == 1 && v[1] != 0 && v[1] != 1 ? broken(name, name + "=" + str(v[1]))
+                                                     : holds();
+        });
   const std::int64_t max_warps = std::min<std::int64_t>(8, limits.max_threads_per_block / 32);
   add("mma: warps a power of two, warps_m * warps_n <= " + str(max_warps),
       {"mma", "mma_warps_m", "mma_warps_n"}, [max_warps](values v) {

@@ -120,7 +120,10 @@ TEST_CASE("the mma parameters round-trip through maps, JSON and text; off they a
   auto nchw = ops::mcc_nchw<bf16>().ir();
   auto f = lower::random_mma_config(nchw, {2, 16, 5, 7, 4, 3, 3}, lower::h200_limits(), rng);
   f.mma.m = 3, f.mma.k = 6, f.mma.fuse_m = 0b101, f.mma.fuse_k = 0b110000;
+  f.mma.flip_a = 1, f.mma.flip_b = 0;
   CHECK(lower::to_map(f).at("mma_fuse_k") == 48);
+  CHECK(lower::to_map(f).at("mma_flip_a") == 1);
+  CHECK(!lower::to_map(f).count("mma_flip_b"));
   CHECK(!lower::to_map(f).count("mma_fuse_n"));
   CHECK(lower::from_map(lower::to_map(f), 7, 2) == f);
   CHECK(lower::config_from_json(nlohmann::json(f), nchw) == f);
@@ -214,6 +217,12 @@ TEST_CASE(
   auto n2 = plan_of(ops::mcc_nchw<bf16>(2, 2).ir(), {4, 64, 7, 7, 32, 3, 3}, mn);
   CHECK(!n2.mma.a.async_copy);
   CHECK(n2.mma.b.async_copy);
+  // mma_flip_a: the image's tile keeps M = n*p*q contiguous instead (read by ldmatrix.trans)
+  mn.flip_a = 1;
+  auto nf = plan_of(ops::mcc_nchw<bf16>().ir(), {4, 64, 14, 14, 32, 3, 3}, mn);
+  CHECK(!nf.mma.a.k_contiguous);
+  CHECK(nf.mma.a.load == lower::mma_fragment_load::ldmatrix_trans);
+  CHECK(nf.mma.b.k_contiguous);
 }
 
 TEST_CASE("NVRTC compiles random valid MMA configurations of every case for sm_90 and sm_80") {
@@ -366,14 +375,16 @@ TEST_CASE("the space of a convolution offers fused MMA axes; a matmul's space is
     for (auto& p : ps) n.insert(p.name());
     return n;
   };
-  CHECK(!names(tuning::make_parameters(ops::matmul<bf16>().ir(), {64, 64, 64}, h200))
-             .count("mma_fuse_m"));
+  auto mm = names(tuning::make_parameters(ops::matmul<bf16>().ir(), {64, 64, 64}, h200));
+  CHECK(!mm.count("mma_fuse_m"));
+  CHECK(!mm.count("mma_flip_a"));
   auto nchw = ops::mcc_nchw<bf16>().ir();
   std::vector<std::int64_t> s{4, 64, 14, 14, 32, 3, 3};
   auto ns = names(tuning::make_parameters(nchw, s, h200));
   CHECK(ns.count("mma_fuse_m"));
   CHECK(!ns.count("mma_fuse_n"));  // k alone
   CHECK(ns.count("mma_fuse_k"));
+  CHECK(ns.count("mma_flip_a"));
   auto space = tuning::make_search_space(nchw, s, h200);
   auto starts = tuning::start_configurations(nchw, s, h200);
   REQUIRE(!starts.empty());
