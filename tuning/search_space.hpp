@@ -106,6 +106,30 @@ inline constexpr const char* mma_names[] = {
     "mma",        "mma_m",      "mma_n",      "mma_k",      "mma_warps_m", "mma_warps_n",
     "mma_tile_m", "mma_tile_n", "mma_tile_k", "mma_stages", "mma_swizzle"};
 
+// The fusion masks (mma_fuse_m/n/k) the space of `comp` has: one per role of the contraction
+// with two or more dimensions (a matmul's space has none, and stays as it was).
+inline std::vector<std::pair<std::string, ir::contraction_role>> mma_fuse_parameters(
+    const ir::computation& comp) {
+  std::vector<std::pair<std::string, ir::contraction_role>> v;
+  const lower::mma_support s = lower::mma_supported(comp);
+  if (!s) return v;
+  for (auto [name, role] : {std::pair{"mma_fuse_m", ir::contraction_role::m},
+                            std::pair{"mma_fuse_n", ir::contraction_role::n},
+                            std::pair{"mma_fuse_k", ir::contraction_role::k}})
+    if (s.contraction->dims_of(role).size() >= 2) v.emplace_back(name, role);
+  return v;
+}
+
+// The optional tensor-core parameters of the space of `comp`, beyond mma_names: the fusion masks
+// and, with them, the tiles' contiguous axes (mma_flip_a/b). Absent (a matmul): the space, its
+// points and kernel keys are those of before these existed.
+inline std::vector<std::string> mma_optional_names(const ir::computation& comp) {
+  std::vector<std::string> v;
+  for (auto& [name, role] : mma_fuse_parameters(comp)) v.push_back(name);
+  if (!v.empty()) v.insert(v.end(), {"mma_flip_a", "mma_flip_b"});
+  return v;
+}
+
 // Adds `r` to the parameters of `ps` as atf constraints: on its last parameter, reading the
 // others; a product bound also on each earlier one, reading those before it (the rest at 1).
 // A rule that reads a parameter the space does not have is left out (see the header comment).
@@ -236,6 +260,22 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
                                      : atf::set({int64_t{16}, int64_t{32}, int64_t{64}}));
   ps.emplace_back("mma_stages", atf::set({int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}}));
   ps.emplace_back("mma_swizzle", atf::set({int64_t{0}, int64_t{1}}));
+  for (auto& [name, role] : detail::mma_fuse_parameters(comp)) {
+    // every subset of the role's dimensions as a mask (the rules drop those with the innermost)
+    const std::vector<std::size_t> ds = s.contraction->dims_of(role);
+    std::vector<int64_t> masks;
+    for (std::size_t sub = 0; sub < (std::size_t(1) << ds.size()); ++sub) {
+      int64_t mask = 0;
+      for (std::size_t j = 0; j < ds.size(); ++j)
+        if ((sub >> j) & 1) mask |= int64_t{1} << ds[j];
+      masks.push_back(mask);
+    }
+    ps.emplace_back(name, atf::set(masks));
+  }
+  if (!detail::mma_fuse_parameters(comp).empty()) {
+    ps.emplace_back("mma_flip_a", atf::set({int64_t{0}, int64_t{1}}));
+    ps.emplace_back("mma_flip_b", atf::set({int64_t{0}, int64_t{1}}));
+  }
   std::vector<atf::tp> added(ps.begin() + std::ptrdiff_t(first), ps.end());
   auto is_mma = [&](const std::string& n) { return n.rfind("mma", 0) == 0; };
   for (const lower::rule& r :
@@ -324,8 +364,11 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   for (const char* n : detail::kernel_names)
     m[n] = a.contains(prefix + n) ? a.get<std::int64_t>(prefix + n)
                                   : std::int64_t(lower::block_combine::second_kernel);
-  if (prefix.empty() && a.contains("mma") && a.get<std::int64_t>("mma") == 1)
+  if (prefix.empty() && a.contains("mma") && a.get<std::int64_t>("mma") == 1) {
     for (const char* n : detail::mma_names) m[n] = a.get<std::int64_t>(n);
+    for (auto& n : detail::mma_optional_names(comp))
+      if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
+  }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
 
@@ -336,6 +379,8 @@ inline std::string kernel_key(const lower::config& c) {
   std::map<std::string, std::int64_t> m;
   const auto all = lower::to_full_map(c);
   for (const char* n : detail::mma_names) m[n] = all.at(n);
+  for (const char* n : {"mma_fuse_m", "mma_fuse_n", "mma_fuse_k", "mma_flip_a", "mma_flip_b"})
+    if (all.at(n) != 0) m[n] = all.at(n);  // unfused keys as before fusion existed
   return nlohmann::json(m).dump();
 }
 inline std::string kernel_key(const lower::fused_config& c) { return nlohmann::json(c).dump(); }
@@ -365,6 +410,8 @@ inline atf::configuration to_space_configuration(
     if (with_blk_combine || std::string_view(n) != "blk_combine") a.set(prefix + n, m.at(n));
   for (const char* n : detail::mma_names)
     if (with_mma) a.set(n, m.at(n));
+  if (with_mma)
+    for (auto& n : detail::mma_optional_names(comp)) a.set(n, m.at(n));
   return a;
 }
 

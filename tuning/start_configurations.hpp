@@ -354,7 +354,8 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 }
 
 // The tensor-core starts (on a CUDA device, for a contraction of a tensor-core type): the
-// innermost M, N and K dimensions, block tiles of 128x128, 128x256, 256x128 and 64x64 from warp
+// innermost M, N and K dimensions (fused with the others of their role first, see below), block
+// tiles of 128x128, 128x256, 256x128 and 64x64 from warp
 // tiles of 64x64 (32x32 for the small one), 3 or 4 cp.async stages, swizzled (TF32: padded).
 // The parameters they do not read are those of `base` (a point of the space).
 inline std::vector<lower::config> mma_start_configurations(const ir::computation& comp,
@@ -376,16 +377,37 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
   struct shape {
     std::int64_t wm, wn, tm, tn, stages;
   };
-  for (shape x : {shape{2, 2, 64, 64, 3}, shape{2, 2, 64, 64, 4}, shape{2, 4, 64, 64, 3},
-                  shape{4, 2, 64, 64, 3}, shape{2, 2, 32, 32, 4}}) {
-    c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
-    c.mma.tile_k = tk, c.mma.stages = x.stages;
-    try {
-      lower::check(c, comp, sizes, limits);
-      out.push_back(c);
-    } catch (const error&) {
+  // Where a role has several dimensions (a convolution, a tensor contraction), first the axes
+  // fused whole (the implicit GEMM), then M and N fused with K alone (whose contiguous copies
+  // may then be cp.async), then one dimension per axis.
+  auto others = [&](ir::contraction_role r, std::int64_t innermost) {
+    std::int64_t mask = 0;
+    for (auto d : ct.dims_of(r))
+      if (std::int64_t(d) != innermost) mask |= std::int64_t(1) << d;
+    return mask;
+  };
+  const std::int64_t fm = others(ir::contraction_role::m, c.mma.m),
+                     fn = others(ir::contraction_role::n, c.mma.n),
+                     fk = others(ir::contraction_role::k, c.mma.k);
+  struct fusion {
+    std::int64_t m, n, k;
+  };
+  std::vector<fusion> fusions;
+  if (fm || fn || fk) fusions.push_back({fm, fn, fk});
+  if ((fm || fn) && fk) fusions.push_back({fm, fn, 0});
+  fusions.push_back({0, 0, 0});
+  for (fusion f : fusions)
+    for (shape x : {shape{2, 2, 64, 64, 3}, shape{2, 2, 64, 64, 4}, shape{2, 4, 64, 64, 3},
+                    shape{4, 2, 64, 64, 3}, shape{2, 2, 32, 32, 4}}) {
+      c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
+      c.mma.tile_k = tk, c.mma.stages = x.stages;
+      c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
+      try {
+        lower::check(c, comp, sizes, limits);
+        out.push_back(c);
+      } catch (const error&) {
+      }
     }
-  }
   return out;
 }
 

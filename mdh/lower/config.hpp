@@ -64,6 +64,14 @@ struct mma_config {
   std::int64_t tile_k = 16;          // mma_tile_k: block tile along K (instruction multiple)
   std::int64_t stages = 2;           // mma_stages: shared buffers in flight, 2..5
   std::int64_t swizzle = 0;          // mma_swizzle: 0 padded rows, 1 XOR-swizzled 16-byte chunks
+  // mma_fuse_m, mma_fuse_n, mma_fuse_k: bit d set = dimension d joins the M (N, K) axis of the
+  // product (an implicit GEMM: M = n*p*q of a convolution), outside m (n, k), which stays the
+  // axis' innermost dimension; the others row-major in dimension order. 0: m alone.
+  std::int64_t fuse_m = 0, fuse_n = 0, fuse_k = 0;
+  // mma_flip_a, mma_flip_b: 1 = the operand's shared tile keeps the other axis contiguous than
+  // its memory suggests (see mma_operand_tile): a gather can then walk memory in longer runs,
+  // an NCHW image along q (14) rather than s (3). 0: as memory suggests.
+  std::int64_t flip_a = 0, flip_b = 0;
   friend bool operator==(const mma_config&, const mma_config&) = default;
 };
 
@@ -121,6 +129,12 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
     m["mma_tile_m"] = c.mma.tile_m, m["mma_tile_n"] = c.mma.tile_n;
     m["mma_tile_k"] = c.mma.tile_k;
     m["mma_stages"] = c.mma.stages, m["mma_swizzle"] = c.mma.swizzle;
+    // Only when on: unfused configurations keep their map, sources and kernel names.
+    if (c.mma.fuse_m) m["mma_fuse_m"] = c.mma.fuse_m;
+    if (c.mma.fuse_n) m["mma_fuse_n"] = c.mma.fuse_n;
+    if (c.mma.fuse_k) m["mma_fuse_k"] = c.mma.fuse_k;
+    if (c.mma.flip_a) m["mma_flip_a"] = c.mma.flip_a;
+    if (c.mma.flip_b) m["mma_flip_b"] = c.mma.flip_b;
   }
   return m;
 }
@@ -136,6 +150,9 @@ inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
   m.emplace("mma_tile_m", c.mma.tile_m), m.emplace("mma_tile_n", c.mma.tile_n);
   m.emplace("mma_tile_k", c.mma.tile_k);
   m.emplace("mma_stages", c.mma.stages), m.emplace("mma_swizzle", c.mma.swizzle);
+  m.emplace("mma_fuse_m", c.mma.fuse_m), m.emplace("mma_fuse_n", c.mma.fuse_n);
+  m.emplace("mma_fuse_k", c.mma.fuse_k);
+  m.emplace("mma_flip_a", c.mma.flip_a), m.emplace("mma_flip_b", c.mma.flip_b);
   return m;
 }
 
@@ -182,6 +199,12 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
     c.mma.tile_m = get("mma_tile_m"), c.mma.tile_n = get("mma_tile_n");
     c.mma.tile_k = get("mma_tile_k");
     c.mma.stages = get("mma_stages"), c.mma.swizzle = get("mma_swizzle");
+    // added after the first tensor-core files: absent means unfused, unflipped
+    if (m.count("mma_fuse_m")) c.mma.fuse_m = get("mma_fuse_m");
+    if (m.count("mma_fuse_n")) c.mma.fuse_n = get("mma_fuse_n");
+    if (m.count("mma_fuse_k")) c.mma.fuse_k = get("mma_fuse_k");
+    if (m.count("mma_flip_a")) c.mma.flip_a = get("mma_flip_a");
+    if (m.count("mma_flip_b")) c.mma.flip_b = get("mma_flip_b");
   }
   for (auto& [n, v] : m)
     if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");

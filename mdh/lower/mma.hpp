@@ -5,6 +5,8 @@
 //
 //   block (bx, by, bz): rows [by*block_m, +block_m) of M, columns [bx*block_n, +block_n) of N,
 //                       one point of the other ++ dimensions (grid_dims, folded into bz)
+//   (M, N and K are each one dimension or several fused row-major, mma_fuse_*: an index along a
+//   fused axis decodes into one per dimension wherever it is used)
 //   acc[frags_m][frags_n][4] = 0                                    f32, in registers
 //   stages-1 steps: copy A and B tiles of step s -> buffer s; commit    (cp.async groups)
 //   for step s (the K tiles, and around them the other pw dimensions):
@@ -38,21 +40,25 @@ inline std::int64_t round128(std::int64_t bytes) { return (bytes + 127) / 128 * 
 
 // An operand's shared tile: its layout, the copy and the fragment load (see mma_operand).
 inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_operand& o,
-                                    std::size_t mn_dim, std::int64_t mn_tile, bool tf32,
-                                    bool swizzle) {
+                                    const std::vector<std::size_t>& mn_dims, std::int64_t mn_tile,
+                                    bool tf32, bool swizzle, bool flip) {
   const mma_plan& m = p.mma;
   mma_operand x;
   x.input = o.input, x.access = o.access, x.type = o.type;
-  x.mn_dim = mn_dim, x.k_dim = m.k_dim;
+  x.mn_dims = mn_dims, x.k_dims = m.k_dims;
+  x.mn_dim = mn_dims.back(), x.k_dim = m.k_dim;
+  const std::size_t mn_dim = x.mn_dim;
   const flat_access f =
       flatten(p.comp.inputs[o.input].accesses[o.access], p.inputs[o.input], p.comp.rank());
   x.coeff = f.coeff, x.constant = f.constant;
   const std::int64_t elem = std::int64_t(size_of(o.type));
   x.chunk = 16 / elem;
   const std::int64_t ck = f.coeff[m.k_dim], cmn = f.coeff[mn_dim];
-  // K contiguous in the tile when it is in memory (coefficient 1), else the M/N dimension when it
-  // is, else whichever walks memory in smaller steps.
+  // K contiguous in the tile when it is in memory (coefficient 1 of its innermost dimension),
+  // else the M/N axis when it is, else whichever walks memory in smaller steps; `flip`: the
+  // other one.
   x.k_contiguous = ck == 1 ? true : cmn == 1 ? false : std::llabs(ck) <= std::llabs(cmn);
+  if (flip) x.k_contiguous = !x.k_contiguous;  // mma_flip_a/b: the tuner's choice
   x.rows = x.k_contiguous ? mn_tile : m.block_k;
   x.cols = x.k_contiguous ? m.block_k : mn_tile;
   const std::int64_t chunks = x.cols / x.chunk;
@@ -72,10 +78,22 @@ inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_
   x.stage_bytes = round128(x.rows * x.pitch * elem);
   // cp.async needs whole aligned 16-byte runs: coefficient 1 along the contiguous index, every
   // other coefficient and the constant multiples of the chunk (the buffer is 256-byte aligned).
+  // A fused contiguous axis qualifies where a chunk's elements are one run in memory: the axis
+  // lies row-major in memory (each coefficient the next one's times its size, as F(k, c, r, s)
+  // holds c*r*s; its outer coefficients then need no alignment of their own), or its innermost
+  // size is a multiple of the chunk (NHWC's r*s*c with c = 64). Any other is gathered element by
+  // element.
   const std::size_t contiguous = x.k_contiguous ? m.k_dim : mn_dim;
-  x.async_copy = f.coeff[contiguous] == 1 && f.constant % x.chunk == 0;
-  for (std::size_t d = 0; d < f.coeff.size(); ++d)
-    if (d != contiguous && f.coeff[d] % x.chunk != 0) x.async_copy = false;
+  const std::vector<std::size_t>& axis = x.k_contiguous ? x.k_dims : x.mn_dims;
+  bool linear = true;
+  for (std::size_t j = 0; j + 1 < axis.size(); ++j)
+    if (f.coeff[axis[j]] != f.coeff[axis[j + 1]] * p.sizes[axis[j + 1]]) linear = false;
+  const bool whole_chunks = p.sizes[contiguous] % x.chunk == 0;
+  x.async_copy = (linear || whole_chunks) && f.coeff[contiguous] == 1 && f.constant % x.chunk == 0;
+  for (std::size_t d = 0; d < f.coeff.size(); ++d) {
+    const bool on_axis = std::find(axis.begin(), axis.end(), d) != axis.end();
+    if (d != contiguous && !(linear && on_axis) && f.coeff[d] % x.chunk != 0) x.async_copy = false;
+  }
   const std::int64_t copies = x.rows * x.cols / (x.async_copy ? x.chunk : 1);
   x.copies_per_thread = ceil_div(copies, p.threads);
   x.load = tf32             ? mma_fragment_load::scalar
@@ -101,14 +119,28 @@ inline void mma_tiles(kernel_plan& p) {
   m.inst_k = mma_instruction_k(m.instruction);
   const bool tf32 = m.instruction == mma_instruction::m16n8k8_tf32;
   m.m_dim = std::size_t(c.m), m.n_dim = std::size_t(c.n), m.k_dim = std::size_t(c.k);
-  m.size_m = p.sizes[m.m_dim], m.size_n = p.sizes[m.n_dim], m.size_k = p.sizes[m.k_dim];
+  const std::size_t rank = p.comp.rank();
+  m.m_dims = mma_axis(c.m, c.fuse_m, rank), m.n_dims = mma_axis(c.n, c.fuse_n, rank);
+  m.k_dims = mma_axis(c.k, c.fuse_k, rank);
+  auto size_of_axis = [&](const std::vector<std::size_t>& dims) {
+    std::int64_t z = 1;
+    for (auto d : dims) z *= p.sizes[d];
+    return z;
+  };
+  m.size_m = size_of_axis(m.m_dims), m.size_n = size_of_axis(m.n_dims);
+  m.size_k = size_of_axis(m.k_dims);
+  auto on_an_axis = [&](std::size_t d) {
+    for (const auto* axis : {&m.m_dims, &m.n_dims, &m.k_dims})
+      if (std::find(axis->begin(), axis->end(), d) != axis->end()) return true;
+    return false;
+  };
   m.warps_m = c.warps_m, m.warps_n = c.warps_n, m.warp_m = c.tile_m, m.warp_n = c.tile_n;
   m.frags_m = m.warp_m / m.inst_m, m.frags_n = m.warp_n / m.inst_n;
   m.block_m = m.warps_m * m.warp_m, m.block_n = m.warps_n * m.warp_n, m.block_k = c.tile_k;
   m.stages = c.stages;
   std::int64_t grid_z = 1, outer_k = 1;
   for (std::size_t d = 0; d < p.comp.rank(); ++d) {
-    if (d == m.m_dim || d == m.n_dim || d == m.k_dim) continue;
+    if (on_an_axis(d)) continue;
     if (p.comp.is_reduction(d))
       m.outer_k_dims.push_back(d), outer_k *= p.sizes[d];
     else
@@ -118,10 +150,10 @@ inline void mma_tiles(kernel_plan& p) {
   m.steps = m.k_tiles * outer_k;
 
   p.threads = m.warps_m * m.warps_n * 32;
-  m.a = lower::detail::mma_operand_tile(p, s.contraction->a, m.m_dim, m.block_m, tf32,
-                                        c.swizzle != 0);
-  m.b = lower::detail::mma_operand_tile(p, s.contraction->b, m.n_dim, m.block_n, tf32,
-                                        c.swizzle != 0);
+  m.a = lower::detail::mma_operand_tile(p, s.contraction->a, m.m_dims, m.block_m, tf32,
+                                        c.swizzle != 0, c.flip_a != 0);
+  m.b = lower::detail::mma_operand_tile(p, s.contraction->b, m.n_dims, m.block_n, tf32,
+                                        c.swizzle != 0, c.flip_b != 0);
   m.a.offset_bytes = 0;
   m.b.offset_bytes = m.stages * m.a.stage_bytes;
   p.tiles_bytes = m.stages * (m.a.stage_bytes + m.b.stage_bytes);
@@ -135,7 +167,8 @@ inline void mma_tiles(kernel_plan& p) {
   }
   m.guard_m = m.size_m % m.block_m != 0;
   m.guard_n = m.size_n % m.block_n != 0;
-  m.pair_store = m.size_n % 2 == 0 && (is_float16(m.out_type) || m.out_type == scalar_type::f32);
+  m.pair_store =
+      p.sizes[m.n_dim] % 2 == 0 && (is_float16(m.out_type) || m.out_type == scalar_type::f32);
   for (const mma_write& w : m.writes) {
     if (w.coeff[m.n_dim] != 1 || w.constant % 2 != 0) m.pair_store = false;
     for (std::size_t d = 0; d < w.coeff.size(); ++d)
@@ -188,6 +221,22 @@ config draw_mma_config(const ir::computation& comp, const std::vector<std::int64
   c.mma.tile_k = k * pick({1, 2, 4});
   c.mma.stages = pick({2, 3, 4, 5});
   c.mma.swizzle = *s.instruction == mma_instruction::m16n8k8_tf32 ? 0 : pick({0, 1});
+  // the other dimensions of each role, each fused into the axis or not (no draw where a role
+  // has one dimension: a matmul's draws are those of before fusion existed)
+  auto fuse = [&](ir::contraction_role r, std::int64_t innermost) {
+    std::int64_t mask = 0;
+    for (auto d : dims(r))
+      if (d != innermost && pick({0, 1}) == 1) mask |= std::int64_t(1) << d;
+    return mask;
+  };
+  c.mma.fuse_m = fuse(ir::contraction_role::m, c.mma.m);
+  c.mma.fuse_n = fuse(ir::contraction_role::n, c.mma.n);
+  c.mma.fuse_k = fuse(ir::contraction_role::k, c.mma.k);
+  // the tiles' contiguous axes, where fusion is drawn too (the same rule as the tuner's space)
+  const bool several = dims(ir::contraction_role::m).size() > 1 ||
+                       dims(ir::contraction_role::n).size() > 1 ||
+                       dims(ir::contraction_role::k).size() > 1;
+  if (several) c.mma.flip_a = pick({0, 1}), c.mma.flip_b = pick({0, 1});
   return c;
 }
 

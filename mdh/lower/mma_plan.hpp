@@ -54,7 +54,10 @@ struct mma_operand {
   std::size_t input = 0, access = 0;  // the factor of f: access `access` of input `input`
   scalar_type type = scalar_type::bf16;
   std::size_t mn_dim = 0, k_dim = 0;  // the tile's dimensions: M (A) or N (B), and K
-  bool k_contiguous = true;           // rows are mn_dim, K contiguous; else rows are K
+  // The whole axes (mma_plan's m_dims or n_dims, and k_dims), outermost first, ending in mn_dim
+  // and k_dim; a tile index along a fused axis decodes into one index per dimension.
+  std::vector<std::size_t> mn_dims, k_dims;
+  bool k_contiguous = true;  // rows are mn_dim, K contiguous; else rows are K
   std::int64_t rows = 0, cols = 0, pitch = 0;
   std::int64_t chunk = 8;  // elements per 16 bytes
   std::int64_t swizzle_chunks = 1, swizzle_rows = 1;
@@ -62,9 +65,11 @@ struct mma_operand {
   std::int64_t offset_bytes = 0;  // stage 0 in the shared pool
   std::int64_t stage_bytes = 0;   // from one stage's tile to the next
   // The copy global -> tile: cp.async of 16-byte chunks with zero-fill (src-size 0..16: tile
-  // edges read as zeros), when the contiguous index has coefficient 1 in the flat access and
-  // every chunk starts 16-byte aligned; else element loads through registers (also zero past
-  // the edges).
+  // edges read as zeros), when the contiguous index walks memory with coefficient 1 (one
+  // dimension, or a fused axis laid out row-major in memory) and every chunk starts 16-byte
+  // aligned; else element loads through registers (also zero past the edges): a gather where
+  // the tile's contiguous index is strided or not one run in memory (an NCHW image's fused
+  // M = n*p*q, its w = q + s mixing an M and a K dimension).
   bool async_copy = false;
   std::int64_t copies_per_thread = 0;  // chunks (async) or elements, rounded up
   std::vector<std::int64_t> coeff;     // the flat access: offset = sum_d coeff[d] * e_d + constant
@@ -92,7 +97,10 @@ struct mma_plan {
   bool on = false;
   mma_instruction instruction = mma_instruction::m16n8k16_bf16;
   std::int64_t inst_m = 16, inst_n = 8, inst_k = 16;
-  std::size_t m_dim = 0, n_dim = 0, k_dim = 0;
+  std::size_t m_dim = 0, n_dim = 0, k_dim = 0;  // each axis' innermost dimension
+  // The dimensions of each axis, outermost first (mma_axis: m_dim alone, or fused with others
+  // by mma_fuse_*); size_* are the products of their sizes.
+  std::vector<std::size_t> m_dims, n_dims, k_dims;
   std::int64_t size_m = 1, size_n = 1, size_k = 1;
   std::int64_t warps_m = 1, warps_n = 1, warp_m = 16, warp_n = 16;
   std::int64_t frags_m = 1, frags_n = 2;  // instruction tiles per warp along M and N
@@ -107,16 +115,25 @@ struct mma_plan {
   std::vector<mma_write> writes;
   // The epilogue: guards only where the size does not divide into block tiles; pair_store: the
   // two adjacent columns of an accumulator pair stored as one 4-byte (16-bit types) or 8-byte
-  // (f32) word, where every write has coefficient 1 along N, even offsets, and N is even.
+  // (f32) word, where every write has coefficient 1 along N's innermost dimension, even
+  // offsets, and that dimension's size is even (a pair never straddles two of its rows).
   bool guard_m = true, guard_n = true, pair_store = false;
   friend bool operator==(const mma_plan&, const mma_plan&) = default;
 };
 
+// An axis' dimension names, outermost first: "q", or "n*p*q" for a fused one.
+inline std::string axis_name(const std::vector<std::size_t>& dims,
+                             const std::vector<std::string>& dim_names) {
+  std::string s;
+  for (auto d : dims) s += (s.empty() ? "" : "*") + dim_names[d];
+  return s;
+}
+
 inline std::string to_string(const mma_plan& m, const std::vector<std::string>& dim_names) {
   std::ostringstream os;
-  os << "tensor cores: " << mma_ptx(m.instruction) << "\n  M=" << dim_names[m.m_dim] << " ("
-     << m.size_m << ") N=" << dim_names[m.n_dim] << " (" << m.size_n << ") K=" << dim_names[m.k_dim]
-     << " (" << m.size_k << ")";
+  os << "tensor cores: " << mma_ptx(m.instruction) << "\n  M=" << axis_name(m.m_dims, dim_names)
+     << " (" << m.size_m << ") N=" << axis_name(m.n_dims, dim_names) << " (" << m.size_n
+     << ") K=" << axis_name(m.k_dims, dim_names) << " (" << m.size_k << ")";
   auto list = [&](const std::vector<std::size_t>& v) {
     std::string s;
     for (auto d : v) s += (s.empty() ? "" : ",") + dim_names[d];
@@ -130,8 +147,9 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
   for (const mma_operand* o : {&m.a, &m.b}) {
     os << "  " << (o == &m.a ? "A" : "B") << ": input " << o->input << " access " << o->access
        << " tile " << o->rows << "x" << o->cols << " ("
-       << dim_names[o->k_contiguous ? o->mn_dim : o->k_dim] << " rows, "
-       << dim_names[o->k_contiguous ? o->k_dim : o->mn_dim] << " contiguous) pitch " << o->pitch;
+       << axis_name(o->k_contiguous ? o->mn_dims : o->k_dims, dim_names) << " rows, "
+       << axis_name(o->k_contiguous ? o->k_dims : o->mn_dims, dim_names) << " contiguous) pitch "
+       << o->pitch;
     if (o->swizzle_chunks > 1)
       os << " xor-swizzled (chunk ^ (row / " << o->swizzle_rows << ") % " << o->swizzle_chunks
          << ")";

@@ -101,6 +101,28 @@ class mma_printer {
                 num(p_.sizes[dims[j]]) + ";");
   }
 
+  // The index along an axis of the product (`axis`: "m", "n" or "k"): its dimension's e<d>, or
+  // lin_<axis> for a fused axis (mma_fuse_*), which decode_axis splits into its dimensions.
+  static std::string axis_index(const std::vector<std::size_t>& dims, const std::string& axis) {
+    return dims.size() == 1 ? ev(dims[0]) : "lin_" + axis;
+  }
+  // const idx_t e<d> = ... for each dimension of a fused axis from its index (row-major, the
+  // innermost last); nothing for an axis of one dimension.
+  void decode_axis(const std::vector<std::size_t>& dims, const std::string& axis) {
+    if (dims.size() == 1) return;
+    const std::string lin = axis_index(dims, axis);
+    std::int64_t w = 1;
+    std::vector<std::int64_t> W(dims.size());
+    for (std::size_t j = dims.size(); j-- > 0;) W[j] = w, w *= p_.sizes[dims[j]];
+    std::string line;
+    for (std::size_t j = 0; j < dims.size(); ++j) {
+      std::string e = W[j] == 1 ? lin : lin + " / " + num(W[j]);
+      if (j > 0) e += " % " + num(p_.sizes[dims[j]]);  // the outermost is bounded by the guard
+      line += (line.empty() ? "const idx_t " : ", ") + ev(dims[j]) + " = " + e;
+    }
+    out_.line(line + ";");
+  }
+
   static std::string affine(const std::vector<std::int64_t>& coeff, std::int64_t constant) {
     std::string s;
     for (std::size_t d = 0; d < coeff.size(); ++d) {
@@ -134,18 +156,20 @@ class mma_printer {
     if (!m_.outer_k_dims.empty())
       decode("(idx_t)(step / " + num(m_.k_tiles) + ")", m_.outer_k_dims,
              "the other pw dimensions, around the K tiles");
-    print_copy(m_.a, "m_blk", m_.size_m, p_.inputs[m_.a.input].name);
-    print_copy(m_.b, "n_blk", m_.size_n, p_.inputs[m_.b.input].name);
+    print_copy(m_.a, "m", m_.size_m, p_.inputs[m_.a.input].name);
+    print_copy(m_.b, "n", m_.size_n, p_.inputs[m_.b.input].name);
     out_.line("};");
   }
 
-  void print_copy(const mma_operand& o, const std::string& mn_blk, std::int64_t mn_size,
+  // The copy of operand o's tile (its M or N axis: `axis`, "m" or "n") from buffer `buf`.
+  void print_copy(const mma_operand& o, const std::string& axis, std::int64_t mn_size,
                   const std::string& buf) {
+    const std::string mn_blk = axis + "_blk";
     const std::int64_t V = o.async_copy ? o.chunk : 1;
     const std::int64_t per_row = o.cols / V, total = o.rows * per_row;
     const std::int64_t elem = std::int64_t(size_of(o.type));
     const std::string ty = d_.type(o.type);
-    const std::string mn = ev(o.mn_dim), k = ev(o.k_dim);
+    const std::string mn = axis_index(o.mn_dims, axis), k = axis_index(o.k_dims, "k");
     loop("for (int q = 0; q < " + num(o.copies_per_thread) + "; ++q) {");
     out_.line("const int c = tid + q * " + num(p_.threads) + ";");
     if (total % p_.threads != 0)
@@ -161,6 +185,8 @@ class mma_printer {
                        col_size = o.k_contiguous ? m_.size_k : mn_size;
     out_.line("const idx_t " + row_dim + " = " + row_blk + " + r, " + col_dim + " = " + col_blk +
               " + col;");
+    decode_axis(o.mn_dims, axis);
+    decode_axis(o.k_dims, "k");
     const std::string offset = affine(o.coeff, o.constant);
     const std::string dst = tile_offset(o, "r", "col");
     if (o.async_copy) {
@@ -269,11 +295,13 @@ class mma_printer {
     loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
     loop("for (int fn = 0; fn < " + num(m_.frags_n) + "; ++fn)");
     loop("for (int i = 0; i < 4; i += " + num(step) + ") {");
-    const std::string em = ev(m_.m_dim), en = ev(m_.n_dim);
+    const std::string em = axis_index(m_.m_dims, "m"), en = axis_index(m_.n_dims, "n");
     out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
               " + fm * 16 + g + (i >> 1) * 8;");
     out_.line("const idx_t " + en + " = n_blk + wn * " + num(m_.warp_n) +
               " + fn * 8 + 2 * t + (i & 1);");
+    decode_axis(m_.m_dims, "m");
+    decode_axis(m_.n_dims, "n");
     std::string guard;
     if (m_.guard_m) guard = em + " < " + num(m_.size_m);
     if (m_.guard_n) guard += (guard.empty() ? "" : " && ") + en + " < " + num(m_.size_n);

@@ -6,8 +6,10 @@
 // without being asked.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/contraction.hpp>
@@ -57,6 +59,18 @@ inline mma_support mma_supported(const ir::computation& c) {
                 "dimension); it is a matrix-vector product or a batched dot product";
   }
   return s;
+}
+
+// The dimensions of one axis of the product (M, N or K) from mma_config's `innermost` (mma_m,
+// mma_n, mma_k) and `fuse` mask (mma_fuse_*), outermost first: the fused dimensions in dimension
+// order, then the innermost. The axis' index is row-major over them.
+inline std::vector<std::size_t> mma_axis(std::int64_t innermost, std::int64_t fuse,
+                                         std::size_t rank) {
+  std::vector<std::size_t> v;
+  for (std::size_t d = 0; d < rank && d < 63; ++d)
+    if (std::int64_t(d) != innermost && ((fuse >> d) & 1) != 0) v.push_back(d);
+  v.push_back(std::size_t(innermost));
+  return v;
 }
 
 }  // namespace mdh::lower

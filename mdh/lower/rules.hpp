@@ -134,7 +134,12 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                                                            {"mma_tile_n", off.tile_n},
                                                            {"mma_tile_k", off.tile_k},
                                                            {"mma_stages", off.stages},
-                                                           {"mma_swizzle", off.swizzle}};
+                                                           {"mma_swizzle", off.swizzle},
+                                                           {"mma_fuse_m", off.fuse_m},
+                                                           {"mma_fuse_n", off.fuse_n},
+                                                           {"mma_fuse_k", off.fuse_k},
+                                                           {"mma_flip_a", off.flip_a},
+                                                           {"mma_flip_b", off.flip_b}};
   for (auto [name, value] : defaults)
     add("mma = 0: the mma_* parameters at their defaults", {"mma", name},
         [name = std::string(name), value](values v) {
@@ -174,6 +179,37 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
   role_rule("mma_n", ir::contraction_role::n,
             "an N dimension (++, read by the second factor only)");
   role_rule("mma_k", ir::contraction_role::k, "a K dimension (pw(add), read by both factors)");
+  // mma_fuse_*: a mask of further dimensions of the same role, not the innermost itself
+  auto fuse_rule = [&](const char* param, const char* innermost, ir::contraction_role role) {
+    std::vector<ir::contraction_role> roles = ct.roles;
+    std::vector<std::string> names;
+    for (auto& d : comp.dims) names.push_back(d.name);
+    add(std::string(param) + ": a mask of other " + ir::to_string(role) + " dimensions than " +
+            innermost,
+        {"mma", innermost, param}, [roles, role, names, param = std::string(param)](values v) {
+          if (v[0] != 1 || v[2] == 0) return holds();
+          if (v[2] < 0 || v[2] >= (std::int64_t(1) << roles.size()))
+            return broken(param, param + "=" + str(v[2]) + " names no set of dimensions");
+          for (std::size_t d = 0; d < roles.size(); ++d) {
+            if (((v[2] >> d) & 1) == 0) continue;
+            if (std::int64_t(d) == v[1])
+              return broken(param, "dimension '" + names[d] + "' is already the innermost");
+            if (roles[d] != role)
+              return broken(param, "dimension '" + names[d] + "' is " + ir::to_string(roles[d]) +
+                                       ", not " + ir::to_string(role));
+          }
+          return holds();
+        });
+  };
+  fuse_rule("mma_fuse_m", "mma_m", ir::contraction_role::m);
+  fuse_rule("mma_fuse_n", "mma_n", ir::contraction_role::n);
+  fuse_rule("mma_fuse_k", "mma_k", ir::contraction_role::k);
+  for (const char* flip : {"mma_flip_a", "mma_flip_b"})
+    add(std::string(flip) + " in {0 = as memory suggests, 1 = the other axis contiguous}",
+        {"mma", flip}, [name = std::string(flip)](values v) {
+          return v[0] == 1 && v[1] != 0 && v[1] != 1 ? broken(name, name + "=" + str(v[1]))
+                                                     : holds();
+        });
   const std::int64_t max_warps = std::min<std::int64_t>(8, limits.max_threads_per_block / 32);
   add("mma: warps a power of two, warps_m * warps_n <= " + str(max_warps),
       {"mma", "mma_warps_m", "mma_warps_n"}, [max_warps](values v) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The contractions the tensor-core tests share (NVRTC compiles, GPU runs): a matmul, a batched
-// matmul with B transposed, a transposed matmul (A stored K x M, C written transposed), a
-// convolution as an implicit GEMM (mcc, NHWC) and a TCCG tensor contraction, each in bf16, f16
-// and TF32-read f32, at sizes that leave partial tiles everywhere.
+// The contractions the tensor-core tests share (NVRTC compiles, CPU simulation, GPU runs): a
+// matmul, a batched matmul with B transposed, a transposed matmul (A stored K x M, C written
+// transposed), convolutions as implicit GEMMs (mcc, NHWC; mcc_nchw at strides 1 and 2) and two
+// TCCG tensor contractions, each in bf16, f16 and TF32-read f32, at sizes that leave partial
+// tiles everywhere.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,12 @@ void for_each_mma_case_of(const std::string& type, Visit&& visit) {
   v("matmul_t", ops::matmul_t<T>(), sz{45, 70, 49});
   v("mcc", ops::mcc<T>(), sz{2, 5, 7, 24, 3, 3, 16});
   v("tccg_abcd_aebf_dfce", ops::tccg_abcd_aebf_dfce<T>(), sz{6, 5, 7, 9, 8, 10});
+  // the NCHW convolution (n, k, p, q, c, r, s): its image's w = sw*q + s mixes an M and a K
+  // dimension; stride 1 and 2, odd sizes
+  v("mcc_nchw", ops::mcc_nchw<T>(), sz{3, 19, 5, 7, 5, 3, 3});
+  v("mcc_nchw_s2", ops::mcc_nchw<T>(2, 2), sz{2, 17, 3, 5, 9, 3, 3});
+  // three M and three N dimensions (a, d, e and b, c, f), one K
+  v("tccg_abcdef_dega_gfbc", ops::tccg_abcdef_dega_gfbc<T>(), sz{3, 4, 5, 3, 2, 3, 7});
 }
 
 // visit(name, computation, sizes) for every case in bf16, f16 and TF32.

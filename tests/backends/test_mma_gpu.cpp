@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // On a GPU (label gpu; exits 77, skipped, without one): random valid tensor-core configurations
-// (mma = 1) of every case of mma_cases.hpp (bf16, f16, TF32; matmul, batched with B transposed,
-// transposed, convolution as implicit GEMM, TCCG), and matmuls at odd sizes (997 x 1009 x 769:
-// partial tiles and unaligned rows everywhere) and at a BERT size, match mdh::reference within
-// mdh::tuning::tolerance. A failure prints the configuration as JSON (a parameter file's
-// "config"), the plan, and the first elements off by more than the tolerance allows.
+// (mma = 1, fused axes or not) of every case of mma_cases.hpp (bf16, f16, TF32; matmul, batched
+// with B transposed, transposed, convolutions NHWC and NCHW (strides 1, 2) as implicit GEMMs,
+// TCCG), the tensor-core starts of the convolutions and contractions (fused first) also at a
+// 14x14 NCHW size, and matmuls at odd sizes (997 x 1009 x 769: partial tiles and unaligned
+// rows everywhere) and at a BERT size, match mdh::reference within mdh::tuning::tolerance. A
+// failure prints the configuration as JSON (a parameter file's "config"), the plan, and the first
+// elements off by more than the tolerance allows.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,6 +20,7 @@
 
 #include <backends/cuda/program.hpp>
 #include <mdh/lower/random_config.hpp>
+#include <tuning/start_configurations.hpp>
 
 #include "mma_cases.hpp"
 #include "types_cases.hpp"
@@ -127,7 +130,45 @@ TEST_CASE("CUDA: random MMA configurations of every contraction and type match t
     }
   });
   MESSAGE(total, " MMA kernels checked on the GPU");
-  CHECK(total == 180);
+  CHECK(total == 288);
+}
+
+// The convolutions as implicit GEMMs (M = n*p*q, K = c*r*s or r*s*c fused, mma_fuse_*) and the
+// other contractions with several dimensions per role, in bf16 and TF32: every fused
+// tensor-core start (all axes fused, then M and N fused with K alone; the unfused ones are the
+// random test's), on fresh random non-zero inputs, also the NCHW convolution at a ResNet-like
+// 14x14 size with 3x3 filters, strides 1 and 2.
+TEST_CASE(
+    "CUDA: the fused implicit-GEMM starts of convolutions and contractions match the reference") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  int total = 0;
+  auto check = [&](const std::string& name, const auto& op, const std::vector<std::int64_t>& s) {
+    INFO(name);
+    const auto& x = op.ir();
+    auto d = test::make_case_data(op, s, 41);
+    const std::int64_t L = tuning::reduction_length(x, s);
+    for (auto& c : tuning::start_configurations(x, s, lim)) {
+      if (!c.mma.on || (c.mma.fuse_m | c.mma.fuse_n | c.mma.fuse_k) == 0) continue;
+      auto msg = run_and_explain(lower::lower(x, s, c, lim), d, L);
+      REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
+      ++total;
+    }
+  };
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    if (name.rfind("f16", 0) != 0 &&
+        (name.find("mcc") != std::string::npos || name.find("tccg") != std::string::npos))
+      check(name, op, sizes);
+  });
+  using sz = std::vector<std::int64_t>;
+  check("bf16 mcc_nchw 14x14", ops::mcc_nchw<bf16>(), sz{4, 64, 14, 14, 32, 3, 3});
+  check("tf32 mcc_nchw 14x14", ops::mcc_nchw<float>().with_precision(ir::precision::tf32),
+        sz{4, 64, 14, 14, 32, 3, 3});
+  check("bf16 mcc_nchw stride 2 7x7", ops::mcc_nchw<bf16>(2, 2), sz{4, 64, 7, 7, 32, 3, 3});
+  check("tf32 mcc_nchw stride 2 7x7",
+        ops::mcc_nchw<float>(2, 2).with_precision(ir::precision::tf32), sz{4, 64, 7, 7, 32, 3, 3});
+  MESSAGE(total, " fused MMA starts checked on the GPU");
+  CHECK(total >= (5 * 2 + 4) * 5);
 }
 
 TEST_CASE("CUDA: MMA matmuls at odd and BERT sizes match the reference") {

@@ -2,10 +2,12 @@
 // Without a GPU: the tensor-core path (mma = 1). Contraction recognition and its reasons, the
 // rules and their messages, the configuration's names round-tripping through maps, JSON and
 // text, the plan's decisions (ldmatrix.trans where a tile's contiguous index is not K, cp.async
-// only where chunks are aligned), and NVRTC compiling random valid MMA configurations of every
-// case of mma_cases.hpp for sm_90 and sm_80.
+// only where chunks are aligned and one run, fused axes), NVRTC compiling random valid MMA
+// configurations of every case of mma_cases.hpp for sm_90 and sm_80, and every case's plans run
+// on the CPU (simulate_mma) against the reference.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -13,11 +15,14 @@
 
 #include <backends/cuda/program.hpp>
 #include <mdh/ir/contraction.hpp>
+#include <mdh/lower/mma_simulate.hpp>
 #include <mdh/lower/random_config.hpp>
+#include <mdh/tuning/verify.hpp>
 #include <tuning/nearest_shape_start.hpp>
 #include <tuning/start_configurations.hpp>
 
 #include "mma_cases.hpp"
+#include "types_cases.hpp"
 
 using namespace mdh;
 
@@ -49,6 +54,10 @@ TEST_CASE("contractions are recognised with the role of every dimension, or why 
   auto tccg = ir::recognize_contraction(ops::tccg_abcd_aebf_dfce<f16>().ir());
   REQUIRE(tccg);
   CHECK(tccg.value->roles == std::vector<R>{R::m, R::m, R::n, R::n, R::k, R::k});
+  // NCHW (n k p q c r s): I(n, c, p + r, q + s) reads M and K dimensions in one index
+  auto nchw = ir::recognize_contraction(ops::mcc_nchw<bf16>().ir());
+  REQUIRE(nchw);
+  CHECK(nchw.value->roles == std::vector<R>{R::m, R::n, R::m, R::m, R::k, R::k, R::k});
   CHECK(has(ir::recognize_contraction(ops::reduce<bf16>().ir()).why_not, "not a product"));
   CHECK(has(ir::recognize_contraction(ops::scan<float>().ir()).why_not, "prefix sum"));
   CHECK(has(ir::recognize_contraction(ops::multiply<bf16>().ir()).why_not, "no pw(add)"));
@@ -76,6 +85,16 @@ TEST_CASE("forcing mma on what has no tensor-core path says why, naming the rule
   b.mma.tile_k = 16;
   CHECK(has(error_of([&] { lower::lower(bf, s, b, lower::named_limits("pocl-cpu")); }),
             "mma needs a CUDA device"));
+  // fusion masks: only the role's other dimensions (mcc_nchw: n k p q c r s)
+  auto nchw = ops::mcc_nchw<bf16>().ir();
+  std::vector<std::int64_t> ns{2, 16, 5, 7, 4, 3, 3};
+  auto f = lower::default_config(nchw, ns);
+  f.mma.on = 1, f.mma.m = 3, f.mma.n = 1, f.mma.k = 6, f.mma.fuse_m = 0b1101;  // q again
+  CHECK(has(error_of([&] { lower::lower(nchw, ns, f, lim); }), "'q' is already the innermost"));
+  f.mma.fuse_m = 0b0010101;  // n, p and c
+  CHECK(has(error_of([&] { lower::lower(nchw, ns, f, lim); }), "dimension 'c' is K, not M"));
+  f.mma.fuse_m = 0b101, f.mma.fuse_k = 0b110000;
+  CHECK_NOTHROW(lower::lower(nchw, ns, f, lim));
   // mma = 0 with a stray mma_* parameter: not two names for one configuration
   auto off = lower::default_config(bf, s);
   off.mma.stages = 3;
@@ -96,6 +115,19 @@ TEST_CASE("the mma parameters round-trip through maps, JSON and text; off they a
   auto d = lower::default_config(bf, s);
   CHECK(!lower::to_map(d).count("mma"));
   CHECK(!has(lower::to_string(d), "mma"));
+  // unfused: no mma_fuse_* (the maps of before fusion); fused: written and read back
+  CHECK(!has(lower::to_string(c), "mma_fuse"));
+  auto nchw = ops::mcc_nchw<bf16>().ir();
+  auto f = lower::random_mma_config(nchw, {2, 16, 5, 7, 4, 3, 3}, lower::h200_limits(), rng);
+  f.mma.m = 3, f.mma.k = 6, f.mma.fuse_m = 0b101, f.mma.fuse_k = 0b110000;
+  f.mma.flip_a = 1, f.mma.flip_b = 0;
+  CHECK(lower::to_map(f).at("mma_fuse_k") == 48);
+  CHECK(lower::to_map(f).at("mma_flip_a") == 1);
+  CHECK(!lower::to_map(f).count("mma_flip_b"));
+  CHECK(!lower::to_map(f).count("mma_fuse_n"));
+  CHECK(lower::from_map(lower::to_map(f), 7, 2) == f);
+  CHECK(lower::config_from_json(nlohmann::json(f), nchw) == f);
+  CHECK(lower::config_from_string(lower::to_string(f), nchw) == f);
 }
 
 TEST_CASE(
@@ -152,6 +184,45 @@ TEST_CASE(
   CHECK(cv.mma.outer_k_dims == std::vector<std::size_t>{4, 5});
   CHECK(cv.mma.steps == 9 * 2);
   CHECK(cv.mma.a.async_copy);
+  // ... and as one GEMM: M = n*p*q fused, K = r*s*c with c innermost (64: whole chunks, so
+  // still cp.async), nothing left for grid.z or around the K tiles
+  mc.fuse_m = 0b11, mc.fuse_k = 0b110000;
+  auto cg = plan_of(ops::mcc<bf16>().ir(), {2, 8, 30, 64, 3, 3, 64}, mc);
+  CHECK(cg.mma.m_dims == std::vector<std::size_t>{0, 1, 2});
+  CHECK(cg.mma.k_dims == std::vector<std::size_t>{4, 5, 6});
+  CHECK(cg.mma.size_m == 2 * 8 * 30);
+  CHECK(cg.mma.size_k == 3 * 3 * 64);
+  CHECK(cg.mma.grid_dims.empty());
+  CHECK(cg.mma.outer_k_dims.empty());
+  CHECK(cg.mma.a.async_copy);
+  CHECK(cg.mma.b.async_copy);
+  // NCHW (n k p q c r s), stride 1: M = n*p*q, K = c*r*s. The image's rows are gathered element
+  // by element (p*q is not one run: w = q + s); the filter's c*r*s is one run: cp.async
+  lower::mma_config mn = m;
+  mn.m = 3, mn.n = 1, mn.k = 6, mn.fuse_m = 0b101, mn.fuse_k = 0b110000;
+  auto nc = plan_of(ops::mcc_nchw<bf16>().ir(), {4, 64, 14, 14, 32, 3, 3}, mn);
+  CHECK(nc.mma.size_m == 4 * 14 * 14);
+  CHECK(nc.mma.size_k == 32 * 9);
+  CHECK(nc.mma.steps == 9);  // 288 / 32
+  CHECK(!nc.mma.a.async_copy);
+  CHECK(nc.mma.a.k_contiguous);
+  CHECK(nc.mma.b.async_copy);
+  const std::string ns = cuda::emit(nc);
+  CHECK(has(ns, "const idx_t lin_m = m_blk + r, lin_k = k_blk + col;"));
+  CHECK(has(ns, "const idx_t e0 = lin_m / 196, e2 = lin_m / 14 % 14, e3 = lin_m % 14;"));
+  CHECK(has(ns, "const idx_t e4 = lin_k / 9, e5 = lin_k / 3 % 3, e6 = lin_k % 3;"));
+  CHECK(has(lower::to_string(nc.mma, {"n", "k", "p", "q", "c", "r", "s"}),
+            "M=n*p*q (784) N=k (64) K=c*r*s (288)"));
+  // stride 2: the image's M axis steps by 2 in w; still a gather, the filter still cp.async
+  auto n2 = plan_of(ops::mcc_nchw<bf16>(2, 2).ir(), {4, 64, 7, 7, 32, 3, 3}, mn);
+  CHECK(!n2.mma.a.async_copy);
+  CHECK(n2.mma.b.async_copy);
+  // mma_flip_a: the image's tile keeps M = n*p*q contiguous instead (read by ldmatrix.trans)
+  mn.flip_a = 1;
+  auto nf = plan_of(ops::mcc_nchw<bf16>().ir(), {4, 64, 14, 14, 32, 3, 3}, mn);
+  CHECK(!nf.mma.a.k_contiguous);
+  CHECK(nf.mma.a.load == lower::mma_fragment_load::ldmatrix_trans);
+  CHECK(nf.mma.b.k_contiguous);
 }
 
 TEST_CASE("NVRTC compiles random valid MMA configurations of every case for sm_90 and sm_80") {
@@ -172,7 +243,62 @@ TEST_CASE("NVRTC compiles random valid MMA configurations of every case for sm_9
     }
   });
   MESSAGE(total, " MMA kernels compiled by NVRTC");
-  CHECK(total == 60);
+  CHECK(total == 96);
+}
+
+TEST_CASE("NVRTC compiles the fused implicit-GEMM starts of the convolutions and contractions") {
+  auto lim = lower::h200_limits();
+  cuda::module_cache cache("");
+  int fused = 0;
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    INFO(name);
+    const auto& x = op.ir();
+    for (auto& c : tuning::start_configurations(x, sizes, lim)) {
+      if (!c.mma.on || (c.mma.fuse_m | c.mma.fuse_n | c.mma.fuse_k) == 0) continue;
+      auto plan = lower::lower(x, sizes, c, lim);
+      INFO(lower::to_string(plan));
+      CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+      ++fused;
+      break;  // the first: all axes fused
+    }
+  });
+  MESSAGE(fused, " fused MMA starts compiled by NVRTC");
+  CHECK(fused == 5 * 3);  // mcc, tccg_abcd_aebf_dfce, mcc_nchw, mcc_nchw_s2, tccg_abcdef_dega_gfbc
+}
+
+TEST_CASE("without a GPU: every MMA case's plans compute the contraction (simulate_mma)") {
+  // The plans' data movement on the CPU against the reference: random configurations (fused or
+  // not) and the tensor-core starts of every case; and an NCHW convolution whose fused K axis
+  // looks cp.async-ready (coefficient 1, aligned) but whose chunks would straddle rows of r.
+  auto lim = lower::h200_limits();
+  int total = 0;
+  auto check = [&](const std::string& name, const auto& op, const auto& sizes, int random) {
+    INFO(name);
+    const auto& x = op.ir();
+    auto d = test::make_case_data(op, sizes, 23);
+    const std::int64_t L = tuning::reduction_length(x, sizes);
+    std::mt19937_64 rng(std::hash<std::string>{}(name) + 1);
+    std::vector<lower::config> cfgs;
+    for (int k = 0; k < random; ++k) cfgs.push_back(lower::random_mma_config(x, sizes, lim, rng));
+    for (auto& c : tuning::start_configurations(x, sizes, lim))
+      if (c.mma.on) cfgs.push_back(c);
+    for (auto& c : cfgs) {
+      auto plan = lower::lower(x, sizes, c, lim);
+      host_buffer got(d.want[0].type(), d.want[0].shape());
+      std::memset(got.data(), 0xff, got.bytes());
+      lower::simulate_mma(plan, d.in_refs(), {buffer_ref(got)});
+      auto msg = tuning::compare(got, d.want[0], L);
+      CHECK_MESSAGE(msg.empty(), msg, "\n", lower::to_string(c), "\n", lower::to_string(plan));
+      ++total;
+    }
+  };
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    check(name, op, sizes, 3);
+  });
+  check("f16 mcc_nchw straddling chunks", ops::mcc_nchw<f16>(2, 8, 2, 1),
+        std::vector<std::int64_t>{2, 16, 2, 2, 2, 2, 4}, 8);
+  MESSAGE(total, " MMA plans simulated");
+  CHECK(total > 24 * 3);
 }
 
 TEST_CASE("MMA kernels with a point-wise epilogue apply it in registers, and NVRTC compiles them") {
@@ -240,6 +366,55 @@ TEST_CASE("the tuner's space offers MMA points for bf16/f16/TF32 contractions on
     }
   }
   CHECK(on > 0);
+}
+
+TEST_CASE("the space of a convolution offers fused MMA axes; a matmul's space is unchanged") {
+  auto h200 = lower::h200_limits();
+  auto names = [](const std::vector<atf::tp>& ps) {
+    std::set<std::string> n;
+    for (auto& p : ps) n.insert(p.name());
+    return n;
+  };
+  auto mm = names(tuning::make_parameters(ops::matmul<bf16>().ir(), {64, 64, 64}, h200));
+  CHECK(!mm.count("mma_fuse_m"));
+  CHECK(!mm.count("mma_flip_a"));
+  auto nchw = ops::mcc_nchw<bf16>().ir();
+  std::vector<std::int64_t> s{4, 64, 14, 14, 32, 3, 3};
+  auto ns = names(tuning::make_parameters(nchw, s, h200));
+  CHECK(ns.count("mma_fuse_m"));
+  CHECK(!ns.count("mma_fuse_n"));  // k alone
+  CHECK(ns.count("mma_fuse_k"));
+  CHECK(ns.count("mma_flip_a"));
+  auto space = tuning::make_search_space(nchw, s, h200);
+  auto starts = tuning::start_configurations(nchw, s, h200);
+  REQUIRE(!starts.empty());
+  // the first start is the implicit GEMM: M = n*p*q (q innermost), K = c*r*s (s innermost)
+  CHECK(starts.front().mma.m == 3);
+  CHECK(starts.front().mma.fuse_m == 0b101);
+  CHECK(starts.front().mma.k == 6);
+  CHECK(starts.front().mma.fuse_k == 0b110000);
+  for (auto& c : starts) {
+    auto a = tuning::to_space_configuration(c, nchw, s, h200);
+    REQUIRE(space.find(a).has_value());
+    CHECK(tuning::to_config(a, nchw, s) == c);
+  }
+  // the kernel key tells fused from unfused
+  auto unfused = starts.front();
+  unfused.mma.fuse_m = unfused.mma.fuse_k = 0;
+  CHECK(tuning::kernel_key(unfused) != tuning::kernel_key(starts.front()));
+  // random points of the space lower or break only the plan's rules
+  std::mt19937_64 rng(9);
+  int fused = 0;
+  for (int k = 0; k < 40; ++k) {
+    auto c = tuning::to_config(space.to_configuration(space.random_point(rng)), nchw, s);
+    fused += c.mma.on == 1 && (c.mma.fuse_m | c.mma.fuse_k) != 0;
+    try {
+      lower::lower(nchw, s, c, h200);
+    } catch (const error& e) {
+      CHECK(has(e.what(), "configuration violates"));
+    }
+  }
+  CHECK(fused > 0);
 }
 
 TEST_CASE(

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+// A CPU execution of a tensor-core plan (mma_plan, mdh/lower/mma.hpp) as its kernel moves data:
+// per block and step, each operand's shared tile filled element by element as the copies
+// decide (the axes' indices decoded into dimensions, the flat accesses, the guards; cp.async
+// chunks read 16 bytes from the chunk's first element on, zero-filled past the tensor's edge),
+// stored at the tile's (swizzled or padded) offsets; the block's product computed from the tiles
+// (TF32 rounded as cvt.rna does); the epilogue's guarded writes through the out_view. Without a
+// GPU this is the oracle that a plan - fused axes, gathers, chunk alignment - computes the
+// contraction; the printer (mma_printer.hpp) spells the same decisions in CUDA.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <mdh/error.hpp>
+#include <mdh/float16.hpp>
+#include <mdh/lower/kernel_plan.hpp>
+#include <mdh/tensor.hpp>
+
+namespace mdh::lower {
+
+namespace detail {
+
+inline float mma_read(const buffer_ref& b, std::int64_t i) {
+  switch (b.type) {
+    case scalar_type::bf16:
+      return float(b.as<bf16>()[i]);
+    case scalar_type::f16:
+      return float(b.as<f16>()[i]);
+    case scalar_type::f32:
+      return b.as<float>()[i];
+    default:
+      throw error("simulate_mma: operands are bf16, f16 or f32");
+  }
+}
+
+inline void mma_write(const buffer_ref& b, std::int64_t i, float v) {
+  switch (b.type) {
+    case scalar_type::bf16:
+      b.as<bf16>()[i] = bf16(v);
+      break;
+    case scalar_type::f16:
+      b.as<f16>()[i] = f16(v);
+      break;
+    case scalar_type::f32:
+      b.as<float>()[i] = v;
+      break;
+    default:
+      throw error("simulate_mma: outputs are bf16, f16 or f32");
+  }
+}
+
+// e[d] for the dimensions of an axis (outermost first) from its index, row-major.
+inline void mma_decode(const std::vector<std::size_t>& dims, const std::vector<std::int64_t>& sizes,
+                       std::int64_t lin, std::vector<std::int64_t>& e) {
+  for (std::size_t j = dims.size(); j-- > 0;) {
+    const std::int64_t z = sizes[dims[j]];
+    e[dims[j]] = j == 0 ? lin : lin % z;
+    lin /= z;
+  }
+}
+
+inline std::int64_t mma_offset(const std::vector<std::int64_t>& coeff, std::int64_t constant,
+                               const std::vector<std::int64_t>& e) {
+  std::int64_t o = constant;
+  for (std::size_t d = 0; d < coeff.size(); ++d) o += coeff[d] * e[d];
+  return o;
+}
+
+}  // namespace detail
+
+// Runs plan `p` (p.mma.on, no point-wise epilogue) on `in` (the computation's inputs) into `out`.
+inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in,
+                         const std::vector<buffer_ref>& out) {
+  const mma_plan& m = p.mma;
+  if (!m.on) throw error("simulate_mma: the plan has no tensor-core kernel");
+  if (p.comp.epilogue) throw error("simulate_mma: point-wise epilogues are not simulated");
+  const bool tf32 = m.instruction == mma_instruction::m16n8k8_tf32;
+  const std::vector<std::int64_t>& sizes = p.sizes;
+  std::int64_t grid_z = 1, outer = 1;
+  for (auto d : m.grid_dims) grid_z *= sizes[d];
+  for (auto d : m.outer_k_dims) outer *= sizes[d];
+  std::vector<std::int64_t> e(sizes.size(), 0);
+  // one stage of an operand's tile as the kernel fills it, in elements
+  auto fill = [&](const mma_operand& o, std::int64_t mn_blk, std::int64_t mn_size,
+                  std::int64_t k_blk, std::vector<float>& tile) {
+    tile.assign(std::size_t(o.stage_bytes / std::int64_t(size_of(o.type))), 0.0f);
+    const buffer_ref& b = in.at(o.input);
+    const std::int64_t V = o.async_copy ? o.chunk : 1;
+    for (std::int64_t r = 0; r < o.rows; ++r)
+      for (std::int64_t col = 0; col < o.cols; col += V) {
+        const std::int64_t row_lin = (o.k_contiguous ? mn_blk : k_blk) + r;
+        const std::int64_t col_lin = (o.k_contiguous ? k_blk : mn_blk) + col;
+        const std::int64_t row_size = o.k_contiguous ? mn_size : m.size_k;
+        const std::int64_t col_size = o.k_contiguous ? m.size_k : mn_size;
+        detail::mma_decode(o.k_contiguous ? o.mn_dims : o.k_dims, sizes, row_lin, e);
+        detail::mma_decode(o.k_contiguous ? o.k_dims : o.mn_dims, sizes, col_lin, e);
+        const std::int64_t at = detail::mma_offset(o.coeff, o.constant, e);
+        // a chunk: V elements from `at` on (cp.async reads bytes), as many as are in range
+        const std::int64_t left = row_lin < row_size ? col_size - col_lin : 0;
+        for (std::int64_t j = 0; j < V; ++j)
+          tile[std::size_t(tile_offset(o, r, col + j))] =
+              j < left ? detail::mma_read(b, at + j) : 0.0f;
+      }
+  };
+  std::vector<float> ta, tb, acc, ra, rb;
+  for (std::int64_t bz = 0; bz < grid_z; ++bz)
+    for (std::int64_t m_blk = 0; m_blk < m.size_m; m_blk += m.block_m)
+      for (std::int64_t n_blk = 0; n_blk < m.size_n; n_blk += m.block_n) {
+        detail::mma_decode(m.grid_dims, sizes, bz, e);
+        acc.assign(std::size_t(m.block_m * m.block_n), 0.0f);
+        // rows and columns past the sizes are computed by the kernel but never written
+        const std::int64_t rows = std::min(m.block_m, m.size_m - m_blk);
+        const std::int64_t cols = std::min(m.block_n, m.size_n - n_blk);
+        for (std::int64_t step = 0; step < m.steps; ++step) {
+          const std::int64_t k_blk = (step % m.k_tiles) * m.block_k;
+          if (!m.outer_k_dims.empty())
+            detail::mma_decode(m.outer_k_dims, sizes, step / m.k_tiles, e);
+          fill(m.a, m_blk, m.size_m, k_blk, ta);
+          fill(m.b, n_blk, m.size_n, k_blk, tb);
+          auto at = [&](const mma_operand& o, const std::vector<float>& t, std::int64_t mn,
+                        std::int64_t k) {
+            const float v =
+                t[std::size_t(o.k_contiguous ? tile_offset(o, mn, k) : tile_offset(o, k, mn))];
+            return tf32 ? round_tf32(v) : v;
+          };
+          const std::int64_t K = m.block_k;
+          ra.resize(std::size_t(rows * K)), rb.resize(std::size_t(cols * K));
+          for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t k = 0; k < K; ++k) ra[std::size_t(i * K + k)] = at(m.a, ta, i, k);
+          for (std::int64_t j = 0; j < cols; ++j)
+            for (std::int64_t k = 0; k < K; ++k) rb[std::size_t(j * K + k)] = at(m.b, tb, j, k);
+          for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t j = 0; j < cols; ++j) {
+              float s = 0;
+              for (std::int64_t k = 0; k < K; ++k)
+                s += ra[std::size_t(i * K + k)] * rb[std::size_t(j * K + k)];
+              acc[std::size_t(i * m.block_n + j)] += s;
+            }
+        }
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j) {
+            detail::mma_decode(m.m_dims, sizes, m_blk + i, e);
+            detail::mma_decode(m.n_dims, sizes, n_blk + j, e);
+            for (const mma_write& w : m.writes)
+              detail::mma_write(out.at(0), detail::mma_offset(w.coeff, w.constant, e),
+                                acc[std::size_t(i * m.block_n + j)]);
+          }
+      }
+}
+
+}  // namespace mdh::lower
