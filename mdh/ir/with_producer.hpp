@@ -112,6 +112,10 @@ inline produced with_producer(std::string name, const computation& p, const comp
   return x;
 }
 
+// The buffers the pair's kernel takes (as ir::kernel_inputs / kernel_outputs of a computation).
+inline const std::vector<buffer>& kernel_inputs(const produced& x) { return x.inputs; }
+inline const std::vector<buffer>& kernel_outputs(const produced& x) { return x.outputs; }
+
 inline std::uint64_t structural_hash(const produced& x) {
   fnv1a h;
   h.str("mdh-produced-1");

@@ -27,6 +27,9 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,8 @@
 #include <mdh/lower/kernel_plan.hpp>
 #include <mdh/lower/passes.hpp>
 #include <mdh/lower/producer_plan.hpp>
+#include <mdh/lower/random_config.hpp>
+#include <mdh/lower/rules.hpp>
 
 namespace mdh::lower {
 
@@ -218,30 +223,42 @@ inline void global_buffers(kernel_plan& kp) {
 }
 
 // 4. Shared memory: the operand tiles (stored type, rows padded), the value tile, p and the
-// partial row maxima and sums (float), each 16-byte aligned.
-inline void shared_tiles(kernel_plan& kp) {
-  producer_plan& p = kp.producer;
-  const producer_config& c = kp.producer_cfg;
+// partial row maxima and sums (accumulation type), each 16-byte aligned. `place` lays them out
+// for a configuration (writing the offsets when `out`), so that the shared-memory rule and the
+// pass compute one number.
+inline std::int64_t place_shared(const kernel_plan& kp, const producer_config& c,
+                                 producer_plan* out) {
+  const producer_plan& p = kp.producer;
   std::int64_t at = 0;
   auto place = [&](std::int64_t bytes) {
     const std::int64_t o = at;
     at += (bytes + 15) / 16 * 16;
     return o;
   };
-  for (auto& o : p.operands) {
-    o.extent = o.row ? c.t_i : c.t_j;
-    o.stride = p.depth + c.pad;
-    o.offset_bytes =
-        place(o.extent * o.stride * std::int64_t(size_of(kp.inputs[o.kernel_input].type)));
+  for (std::size_t k = 0; k < p.operands.size(); ++k) {
+    const producer_operand& o = p.operands[k];
+    const std::int64_t extent = o.row ? c.t_i : c.t_j, stride = p.depth + c.pad;
+    const std::int64_t off =
+        place(extent * stride * std::int64_t(size_of(kp.inputs[o.kernel_input].type)));
+    if (out)
+      out->operands[k].extent = extent, out->operands[k].stride = stride,
+      out->operands[k].offset_bytes = off;
   }
-  p.value_offset_bytes =
+  const std::int64_t acc = std::int64_t(size_of(p.x.consumer.f.result_type(0)));
+  const std::int64_t v =
       place(c.t_j * p.values * std::int64_t(size_of(kp.inputs[p.value_input].type)));
-  const auto acc = kp.producer.x.consumer.f.result_type(0);
-  p.p_stride = c.t_j + c.pad;
-  p.p_offset_bytes = place(c.t_i * p.p_stride * std::int64_t(size_of(acc)));
-  p.red_max_offset_bytes = place(c.t_i * c.thr_j * std::int64_t(size_of(acc)));
-  p.red_sum_offset_bytes = place(c.t_i * c.thr_j * std::int64_t(size_of(acc)));
-  kp.shared_bytes = kp.tiles_bytes = at;
+  const std::int64_t pp = place(c.t_i * (c.t_j + c.pad) * acc);
+  const std::int64_t rm = place(c.t_i * c.thr_j * acc);
+  const std::int64_t rs = place(c.t_i * c.thr_j * acc);
+  if (out) {
+    out->value_offset_bytes = v, out->p_offset_bytes = pp, out->p_stride = c.t_j + c.pad;
+    out->red_max_offset_bytes = rm, out->red_sum_offset_bytes = rs;
+  }
+  return at;
+}
+
+inline void shared_tiles(kernel_plan& kp) {
+  kp.shared_bytes = kp.tiles_bytes = place_shared(kp, kp.producer_cfg, &kp.producer);
 }
 
 // The plan's name: mdh_<pair>_<hash8> of the structure, sizes, configuration and device.
@@ -266,47 +283,118 @@ inline void kernels(kernel_plan& kp) {
   kp.kernels = {k};
 }
 
-// The configuration rules over the parameters alone (before the passes; the tuner's
-// constraints): tiles nest, threads and register tiles within the device.
-inline void check_config(const producer_config& c, const device_limits& limits) {
-  auto v = [](std::int64_t n) { return std::to_string(n); };
-  for (auto [name, val] : {std::pair<const char*, std::int64_t>{"t_i", c.t_i},
-                           {"t_j", c.t_j},
-                           {"thr_i", c.thr_i},
-                           {"thr_j", c.thr_j}})
-    if (val < 1)
-      violated(name, "every tile and thread count >= 1", name + std::string("=") + v(val));
-  if (c.pad < 0 || c.pad > 8) violated("pad", "0 <= pad <= 8", "pad=" + v(c.pad));
-  if (c.t_i % c.thr_i != 0)
-    violated("thr_i", "thr_i divides t_i (each thread owns t_i / thr_i rows)",
-             "t_i=" + v(c.t_i) + " thr_i=" + v(c.thr_i));
-  if (c.t_j % c.thr_j != 0)
-    violated("thr_j", "thr_j divides t_j (each thread owns t_j / thr_j keys of a step)",
-             "t_j=" + v(c.t_j) + " thr_j=" + v(c.thr_j));
-  const std::int64_t threads = c.thr_i * c.thr_j;
-  if (threads > limits.max_threads_per_block || threads > limits.max_block[0])
-    violated(
-        "thr_i*thr_j",
-        "threads per block <= " + v(std::min(limits.max_threads_per_block, limits.max_block[0])),
-        v(threads) + " threads");
-  if ((c.t_i / c.thr_i) * (c.t_j / c.thr_j) > 128)
-    violated("t_i/thr_i*t_j/thr_j", "score registers per thread <= 128",
-             v((c.t_i / c.thr_i) * (c.t_j / c.thr_j)));
+// The plan after roles and global_buffers, which the rules read (sizes, types, operands).
+inline kernel_plan shape_plan(const ir::produced& x, const std::vector<std::int64_t>& sizes) {
+  kernel_plan kp;
+  kp.sizes = sizes;
+  kp.producer.on = true;
+  kp.producer.x = x;
+  roles(kp);
+  global_buffers(kp);
+  return kp;
 }
 
-// 6. Check: the rules that read the plan (result registers, shared memory, grid).
-inline void check(const kernel_plan& kp) {
-  const producer_plan& p = kp.producer;
+}  // namespace producer_passes
+
+// The rules over a configuration's parameters (t_i, t_j, thr_i, thr_j, pad), stated once:
+// check_config reports the first one broken, the tuner's space turns each into an atf
+// constraint (on its last parameter, the order of the space). Throws mdh::error when the pair
+// cannot be lowered at all (roles).
+inline std::vector<rule> producer_config_rules(const ir::produced& x,
+                                               const std::vector<std::int64_t>& sizes,
+                                               const device_limits& limits) {
+  using span = std::span<const std::int64_t>;
   auto v = [](std::int64_t n) { return std::to_string(n); };
-  if (p.rows_per_thread * p.values_per_thread > 128)
-    violated("thr_j", "result registers per thread (rows x values) <= 128",
-             v(p.rows_per_thread) + " x " + v(p.values_per_thread) + " (values " + v(p.values) +
-                 " over thr_j=" + v(kp.producer_cfg.thr_j) + ")");
-  if (kp.shared_bytes > kp.limits.shared_per_block_optin)
-    violated("t_i/t_j/pad", "shared memory <= " + v(kp.limits.shared_per_block_optin),
-             v(kp.shared_bytes) + " bytes (depth " + v(p.depth) + ", values " + v(p.values) + ")");
+  auto shape = std::make_shared<const kernel_plan>(producer_passes::shape_plan(x, sizes));
+  const std::int64_t values = shape->producer.values;
+  const std::int64_t max_threads = std::min(limits.max_threads_per_block, limits.max_block[0]);
+  const std::int64_t max_shared = limits.shared_per_block_optin;
+  std::vector<rule> r;
+  r.push_back({"every tile and thread count >= 1, 0 <= pad <= 8",
+               {"t_i", "t_j", "thr_i", "thr_j", "pad"},
+               false,
+               [v](span a) -> std::optional<rule_violation> {
+                 const char* n[] = {"t_i", "t_j", "thr_i", "thr_j"};
+                 for (int k = 0; k < 4; ++k)
+                   if (a[std::size_t(k)] < 1)
+                     return rule_violation{n[k], std::string(n[k]) + "=" + v(a[std::size_t(k)])};
+                 if (a[4] < 0 || a[4] > 8) return rule_violation{"pad", "pad=" + v(a[4])};
+                 return std::nullopt;
+               }});
+  r.push_back({"thr_i divides t_i (each thread owns t_i / thr_i rows)",
+               {"t_i", "thr_i"},
+               false,
+               [v](span a) -> std::optional<rule_violation> {
+                 if (a[1] >= 1 && a[0] % a[1] == 0) return std::nullopt;
+                 return rule_violation{"thr_i", "t_i=" + v(a[0]) + " thr_i=" + v(a[1])};
+               }});
+  r.push_back({"thr_j divides t_j (each thread owns t_j / thr_j keys of a step)",
+               {"t_j", "thr_j"},
+               false,
+               [v](span a) -> std::optional<rule_violation> {
+                 if (a[1] >= 1 && a[0] % a[1] == 0) return std::nullopt;
+                 return rule_violation{"thr_j", "t_j=" + v(a[0]) + " thr_j=" + v(a[1])};
+               }});
+  r.push_back({"threads per block <= " + v(max_threads),
+               {"thr_i", "thr_j"},
+               true,
+               [v, max_threads](span a) -> std::optional<rule_violation> {
+                 if (a[0] * a[1] <= max_threads) return std::nullopt;
+                 return rule_violation{"thr_j", v(a[0] * a[1]) + " threads (thr_i=" + v(a[0]) +
+                                                    ", thr_j=" + v(a[1]) + ")"};
+               }});
+  r.push_back({"score registers per thread (t_i / thr_i x t_j / thr_j) <= 128",
+               {"t_i", "t_j", "thr_i", "thr_j"},
+               false,
+               [v](span a) -> std::optional<rule_violation> {
+                 if (a[2] < 1 || a[3] < 1 || (a[0] / a[2]) * (a[1] / a[3]) <= 128)
+                   return std::nullopt;
+                 return rule_violation{"thr_j", v(a[0] / a[2]) + " x " + v(a[1] / a[3])};
+               }});
+  r.push_back({"result registers per thread (t_i / thr_i rows x values / thr_j) <= 128",
+               {"t_i", "thr_i", "thr_j"},
+               false,
+               [v, values](span a) -> std::optional<rule_violation> {
+                 if (a[1] < 1 || a[2] < 1) return std::nullopt;
+                 const std::int64_t n = (a[0] / a[1]) * ceil_div(values, a[2]);
+                 if (n <= 128) return std::nullopt;
+                 return rule_violation{"thr_j", v(a[0] / a[1]) + " rows x " +
+                                                    v(ceil_div(values, a[2])) + " values (" +
+                                                    v(values) + " over thr_j=" + v(a[2]) + ")"};
+               }});
+  r.push_back({"shared memory <= " + v(max_shared),
+               {"t_i", "t_j", "thr_j", "pad"},
+               false,
+               [v, shape, max_shared](span a) -> std::optional<rule_violation> {
+                 producer_config c;
+                 c.t_i = a[0], c.t_j = a[1], c.thr_j = a[2], c.pad = a[3];
+                 const std::int64_t bytes = producer_passes::place_shared(*shape, c, nullptr);
+                 if (bytes <= max_shared) return std::nullopt;
+                 return rule_violation{"t_i", v(bytes) + " bytes (depth " +
+                                                  v(shape->producer.depth) + ", values " +
+                                                  v(shape->producer.values) + ")"};
+               }});
+  return r;
+}
+
+namespace producer_passes {
+
+// Reports the first rule the configuration breaks (before the passes).
+inline void check_config(const producer_config& c, const ir::produced& x,
+                         const std::vector<std::int64_t>& sizes, const device_limits& limits) {
+  const auto m = to_map(c);
+  for (const rule& r : producer_config_rules(x, sizes, limits)) {
+    std::vector<std::int64_t> vals;
+    for (auto& n : r.reads) vals.push_back(m.at(n));
+    if (auto bad = r.test(vals)) violated(bad->param, r.name, bad->detail);
+  }
+}
+
+// 6. Check: the rules that read the finished plan (the grid).
+inline void check(const kernel_plan& kp) {
   if (kp.blocks > kp.limits.max_grid[0])
-    violated("t_i", "blocks <= " + v(kp.limits.max_grid[0]), v(kp.blocks));
+    violated("t_i", "blocks <= " + std::to_string(kp.limits.max_grid[0]),
+             std::to_string(kp.blocks));
 }
 
 }  // namespace producer_passes
@@ -335,7 +423,7 @@ inline kernel_plan lower(const ir::produced& x, const std::vector<std::int64_t>&
     if (sizes[k] < 1)
       throw error("with_producer '" + x.name + "': size " + std::to_string(k) + " is " +
                   std::to_string(sizes[k]) + "; every size must be >= 1");
-  producer_passes::check_config(cfg, limits);
+  producer_passes::check_config(cfg, x, sizes, limits);
   kernel_plan kp;
   kp.comp = produced_signature(x);
   kp.sizes = sizes;
@@ -363,6 +451,18 @@ inline kernel_plan lower(const ir::produced& x, const std::vector<std::int64_t>&
   return kp;
 }
 
+// Checks the configuration (the rules, the passes, the check pass) without keeping the plan;
+// throws mdh::error naming the rule and the parameter.
+inline void check(const producer_config& cfg, const ir::produced& x,
+                  const std::vector<std::int64_t>& sizes, const device_limits& limits) {
+  lower(x, sizes, cfg, limits);
+}
+
+// A parameter file's configuration object (flat: t_i, t_j, thr_i, thr_j, pad).
+inline producer_config config_from_json(const nlohmann::json& j, const ir::produced&) {
+  return producer_config_from_json(j);
+}
+
 // Valid for every pair, size and named device: 32 rows x 32 keys per block, 8 x 16 threads.
 inline producer_config default_config(const ir::produced&, const std::vector<std::int64_t>&) {
   return {};
@@ -379,21 +479,25 @@ inline bool valid(const ir::produced& x, const std::vector<std::int64_t>& sizes,
   }
 }
 
-// A random valid configuration (seeded; for tests): powers of two tiles and threads, pad 0/1.
+// A random valid configuration (seeded; for tests): powers of two tiles and threads (at most
+// opt.max_threads per block), pad 0/1.
 template <class Rng>
 producer_config random_config(const ir::produced& x, const std::vector<std::int64_t>& sizes,
-                              const device_limits& limits, Rng& rng) {
-  for (int tries = 0; tries < 10000; ++tries) {
+                              const device_limits& limits, Rng& rng,
+                              const random_options& opt = {}) {
+  for (int tries = 0; tries < std::max(opt.max_attempts, 1) * 5; ++tries) {
     producer_config c;
     c.t_i = std::int64_t(1) << (rng() % 8);  // 1..128
     c.t_j = std::int64_t(1) << (rng() % 8);
     c.thr_i = std::int64_t(1) << (rng() % 6);  // 1..32
-    c.thr_j = std::int64_t(1) << (rng() % 6);
+    c.thr_j = std::int64_t(1) << (rng() % 7);  // 1..64
     c.pad = std::int64_t(rng() % 2);
-    if (c.t_i % c.thr_i != 0 || c.t_j % c.thr_j != 0) continue;
+    if (c.t_i % c.thr_i != 0 || c.t_j % c.thr_j != 0 || c.thr_i * c.thr_j > opt.max_threads)
+      continue;
     if (valid(x, sizes, c, limits)) return c;
   }
-  throw internal_error("random_config(with_producer): no valid configuration drawn");
+  throw internal_error("random_config(with_producer '" + x.name +
+                       "'): no valid configuration drawn");
 }
 
 }  // namespace mdh::lower
