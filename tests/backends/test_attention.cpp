@@ -20,6 +20,7 @@
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/producer_passes.hpp>
 #include <mdh/tuning/verify.hpp>
+#include <tuning/producer_space.hpp>
 #if MDH_WITH_OPENCL
 #include <backends/opencl/emit.hpp>
 #include <backends/opencl/runtime.hpp>
@@ -144,6 +145,33 @@ TEST_CASE("attention: errors name the rule and the parameter") {
   auto bad = with_producer("bad", ops::attention_scores_produced<float>(s), sum);
   CHECK_THROWS_WITH_AS(lower::lower(bad.ir(), n, lower::producer_config{}, lim),
                        doctest::Contains("f(s, v) = (s, 1, v)"), error);
+}
+
+TEST_CASE("attention's search space: every point lowers, the starts are in it") {
+  for (auto lim : {lower::h200_limits(), lower::pocl_cpu_limits()}) {
+    const ops::bert_shape s{8, 512};
+    auto att = ops::attention<bf16>(s);
+    const auto n = ops::attention_sizes(s);
+    const auto space = tuning::make_search_space(att.ir(), n, lim);
+    const auto size = std::uint64_t(space.size());
+    INFO(lim.name, ": ", size, " points");
+    REQUIRE(size > 100);
+    for (std::uint64_t k = 0; k < size; k += std::max<std::uint64_t>(1, size / 97)) {
+      const auto cfg = tuning::to_config(space.at(k), att.ir(), n);
+      INFO(lower::to_string(cfg));
+      CHECK_NOTHROW(lower::lower(att.ir(), n, cfg, lim));
+      CHECK(space.contains(tuning::to_space_configuration(cfg, att.ir(), n)));
+    }
+    for (auto& c : tuning::start_configurations(att.ir(), n, lim))
+      CHECK(space.contains(tuning::to_space_configuration(c, att.ir(), n)));
+    // a parameter file's configuration object, back and forth
+    lower::producer_config c{64, 32, 16, 8, 1};
+    nlohmann::json j = c;
+    CHECK(lower::config_from_json(j, att.ir()) == c);
+    j["t_k"] = 4;
+    CHECK_THROWS_WITH_AS(lower::config_from_json(j, att.ir()),
+                         doctest::Contains("unknown parameter 't_k'"), error);
+  }
 }
 
 #if MDH_WITH_OPENCL
