@@ -374,6 +374,21 @@ inline std::vector<rule> producer_config_rules(const ir::produced& x,
                                                   v(shape->producer.depth) + ", values " +
                                                   v(shape->producer.values) + ")"};
                }});
+  bool four_byte = true;
+  for (auto& o : shape->producer.operands)
+    four_byte = four_byte && size_of(shape->inputs[o.kernel_input].type) == 4;
+  const std::int64_t depth = shape->producer.depth;
+  r.push_back({"vec is 1, or 4 with 4-byte operands and depth and pad multiples of 4",
+               {"pad", "vec"},
+               false,
+               [v, four_byte, depth](span a) -> std::optional<rule_violation> {
+                 if (a[1] == 1) return std::nullopt;
+                 if (a[1] != 4) return rule_violation{"vec", "vec=" + v(a[1])};
+                 if (!four_byte) return rule_violation{"vec", "vec=4 with 16-bit operands"};
+                 if (depth % 4 != 0) return rule_violation{"vec", "vec=4, depth " + v(depth)};
+                 if (a[0] % 4 != 0) return rule_violation{"vec", "vec=4, pad=" + v(a[0])};
+                 return std::nullopt;
+               }});
   return r;
 }
 
@@ -480,7 +495,7 @@ inline bool valid(const ir::produced& x, const std::vector<std::int64_t>& sizes,
 }
 
 // A random valid configuration (seeded; for tests): powers of two tiles and threads (at most
-// opt.max_threads per block), pad 0/1.
+// opt.max_threads per block), pad 0/1/4, vec 1/4.
 template <class Rng>
 producer_config random_config(const ir::produced& x, const std::vector<std::int64_t>& sizes,
                               const device_limits& limits, Rng& rng,
@@ -491,7 +506,9 @@ producer_config random_config(const ir::produced& x, const std::vector<std::int6
     c.t_j = std::int64_t(1) << (rng() % 8);
     c.thr_i = std::int64_t(1) << (rng() % 6);  // 1..32
     c.thr_j = std::int64_t(1) << (rng() % 7);  // 1..64
-    c.pad = std::int64_t(rng() % 2);
+    const std::int64_t pads[] = {0, 1, 4};
+    c.pad = pads[rng() % 3];
+    c.vec = rng() % 2 ? 4 : 1;
     if (c.t_i % c.thr_i != 0 || c.t_j % c.thr_j != 0 || c.thr_i * c.thr_j > opt.max_threads)
       continue;
     if (valid(x, sizes, c, limits)) return c;

@@ -26,13 +26,17 @@ namespace mdh::lower {
 //   thr_i  threads along the rows; thread row ti owns rows ti, ti + thr_i, ... (t_i / thr_i)
 //   thr_j  threads along the keys of a step and along the value columns e
 //   pad    extra elements per shared row of the producer's operand tiles (bank conflicts)
+//   vec    1, or 4: the producer's depth loop reads 4 consecutive operand elements as one
+//          vector per tile row (4-byte operands; depth and pad multiples of 4: pad 4 keeps the
+//          16-byte reads of consecutive rows on distinct banks)
 struct producer_config {
-  std::int64_t t_i = 32, t_j = 32, thr_i = 8, thr_j = 16, pad = 1;
+  std::int64_t t_i = 32, t_j = 32, thr_i = 8, thr_j = 16, pad = 1, vec = 1;
   friend bool operator==(const producer_config&, const producer_config&) = default;
 };
 
 inline std::map<std::string, std::int64_t> to_map(const producer_config& c) {
-  return {{"t_i", c.t_i}, {"t_j", c.t_j}, {"thr_i", c.thr_i}, {"thr_j", c.thr_j}, {"pad", c.pad}};
+  return {{"t_i", c.t_i},     {"t_j", c.t_j}, {"thr_i", c.thr_i},
+          {"thr_j", c.thr_j}, {"pad", c.pad}, {"vec", c.vec}};
 }
 inline std::string to_string(const producer_config& c) {
   std::string s;
@@ -45,7 +49,7 @@ inline producer_config producer_config_from_map(const std::map<std::string, std:
   for (auto& [k, v] : m)
     if (!want.count(k))
       throw error("producer configuration: unknown parameter '" + k +
-                  "' (expected t_i, t_j, thr_i, thr_j, pad)");
+                  "' (expected t_i, t_j, thr_i, thr_j, pad, vec)");
   auto get = [&](const char* k) {
     auto it = m.find(k);
     if (it == m.end())
@@ -54,6 +58,7 @@ inline producer_config producer_config_from_map(const std::map<std::string, std:
   };
   c.t_i = get("t_i"), c.t_j = get("t_j"), c.thr_i = get("thr_i"), c.thr_j = get("thr_j");
   c.pad = get("pad");
+  c.vec = get("vec");
   return c;
 }
 inline void to_json(nlohmann::json& j, const producer_config& c) {

@@ -207,28 +207,38 @@ class producer_printer {
     out_.line(PA + " s[" + num(R * C) + "];");
     out_.line(d_.unroll());
     out_.line("for (int k = 0; k < " + num(R * C) + "; ++k) s[k] = (" + PA + ")0;");
-    out_.line("for (int dd = 0; dd < " + num(p_.depth) + "; ++dd) {");
+    const std::int64_t V = c_.vec;  // operand elements read at once per tile row
+    out_.line("for (int dd = 0; dd < " + num(p_.depth) + "; dd += " + num(V) + ") {");
     std::vector<std::string> args;
     for (std::size_t o = 0; o < p_.operands.size(); ++o) {
       const auto& op = p_.operands[o];
+      const scalar_type t = kp_.inputs[op.kernel_input].type;
       const std::string n = "a" + num(std::int64_t(o));
       const std::int64_t ext = op.row ? R : C;
-      out_.line(ty(kp_.inputs[op.kernel_input].type) + " " + n + "[" + num(ext) + "];");
+      const std::string at = "op" + num(std::int64_t(o)) + "_s[(" +
+                             (op.row ? "ti + " + TI : "tj + " + TJ) + " * u) * " + num(op.stride) +
+                             " + dd]";
+      out_.line((V > 1 ? d_.vector_type(t, int(V)) : ty(t)) + " " + n + "[" + num(ext) + "];");
       out_.line(d_.unroll());
-      out_.line("for (int u = 0; u < " + num(ext) + "; ++u) " + n + "[u] = op" +
-                num(std::int64_t(o)) + "_s[(" + (op.row ? "ti + " + TI : "tj + " + TJ) +
-                " * u) * " + num(op.stride) + " + dd];");
+      out_.line("for (int u = 0; u < " + num(ext) + "; ++u) " + n +
+                "[u] = " + (V > 1 ? d_.vector_load(t, int(V), "&" + at) : at) + ";");
       args.push_back(n + (op.row ? "[r]" : "[c]"));
     }
     out_.line(d_.unroll());
     out_.line("for (int r = 0; r < " + num(R) + "; ++r) {");
     out_.line(d_.unroll());
     out_.line("for (int c = 0; c < " + num(C) + "; ++c) {");
-    std::string call = "mdh_p_f(";
-    for (auto& a : args) call += a + ", ";
-    out_.line(PA + " t;");
-    out_.line(call + "&t);");
-    out_.line("mdh_p_combine(&s[r * " + num(C) + " + c], t);");
+    // with vectors, the V depth elements in order (the same fold as one at a time)
+    const char* lane[] = {".x", ".y", ".z", ".w"};
+    for (std::int64_t k = 0; k < V; ++k) {
+      std::string call = "mdh_p_f(";
+      for (auto& a : args) call += a + (V > 1 ? lane[k] : "") + ", ";
+      out_.line("{");
+      out_.line(PA + " t;");
+      out_.line(call + "&t);");
+      out_.line("mdh_p_combine(&s[r * " + num(C) + " + c], t);");
+      out_.line("}");
+    }
     out_.line("}");
     out_.line("}");
     out_.line("}");
