@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Our side of the layer benchmark (issue 20): the BERT encoder layer (backends/bert_layer.hpp)
 // at the given shapes and types, each stage's configuration from its parameter file in
-// DIR/<type> (mdh-tune tune-layer) or the default one (said so). Times every stage and the
-// whole layer as mdh_bench times a case - per call (L2 flushed by a 256 MB memset, events
-// around the launches) and by CUDA-graph replay - and writes the inputs and our output to
-// DUMP/<case>/ (raw little-endian tensors + manifest.json) so that bench/peers/layer.py runs
-// the peers on the same data and checks ours against a float64 reference.
+// DIR/<type> (mdh-tune tune-layer) or the default one (said so). Times every stage (the
+// stage "attention" is the one-kernel attention alone, on the layer's QKV: compare it with
+// bench/peers/layer.py's eager_sdpa stage "attention", scaled_dot_product_attention on the same
+// data and precision; also in the JSON as "attention_alone") and the whole layer as mdh_bench times
+// a case - per call (L2 flushed by a 256 MB memset, events around the launches) and by CUDA-graph
+// replay - and writes the inputs and our output to DUMP/<case>/ (raw little-endian tensors +
+// manifest.json) so that bench/peers/layer.py runs the peers on the same data and checks ours
+// against a float64 reference.
 //   layer_bench [--params DIR=params/h200/bert_layer] [--out FILE=ours_layer.json]
 //               [--dump DIR=layer_data] [--shapes 16x128,8x512] [--types f32,bf16] [--reps N=30]
 #include <cstdio>
@@ -88,6 +91,7 @@ nlohmann::json bench_one(const cuda::device& dev, const ops::bert_shape& s, cons
     j["stages"][layer.at(k).name] = e;
     j["stage_order"].push_back(layer.at(k).name);  // the object's keys come back sorted
   }
+  if (j["stages"].contains("attention")) j["attention_alone"] = j["stages"]["attention"];
   auto all = [&](CUstream q) { layer.launch(q); };
   j["per_call_us"] = per_call(all);
   j["graph_us"] = graph(all);

@@ -89,16 +89,26 @@ def report(ours, peers, commit):
                 best_compile = min(best_compile or 1e30, e["graph_us"])
         lines.append("")
         eager_stages = p.get("peers", {}).get("eager", {}).get("stages", {})
+        sdpa_stages = p.get("peers", {}).get("eager_sdpa", {}).get("stages", {})
         if o.get("stages"):
             lines += ["| stage | ours per call | ours graph | eager per call | eager graph | configuration |",
                       "|---|---|---|---|---|---|"]
             for st in o.get("stage_order", list(o["stages"])):
                 s = o["stages"][st]
-                e = eager_stages.get(st, {})
+                # the one-kernel attention against scaled_dot_product_attention alone
+                e = eager_stages.get(st) or sdpa_stages.get(st, {})
                 origin = "tuned" if s.get("origin") != "default configuration" else "default"
                 lines.append(f"| {st} | {us(s.get('per_call_us'))} | {us(s.get('graph_us'))} | "
                              f"{us(e.get('per_call_us'))} | {us(e.get('graph_us'))} | {origin} |")
             lines.append("")
+            ours_a, sdpa_a = o.get("attention_alone"), sdpa_stages.get("attention")
+            if ours_a and sdpa_a:
+                lines.append(f"Attention alone (one kernel) against eager scaled_dot_product_attention: "
+                             f"per call {us(ours_a.get('per_call_us'))} vs {us(sdpa_a.get('per_call_us'))} "
+                             f"({ratio(sdpa_a.get('per_call_us'), ours_a.get('per_call_us'))}), graph "
+                             f"{us(ours_a.get('graph_us'))} vs {us(sdpa_a.get('graph_us'))} "
+                             f"({ratio(sdpa_a.get('graph_us'), ours_a.get('graph_us'))}).")
+                lines.append("")
         if best_compile and ogr:
             r = best_compile / ogr
             summary.append(f"| {name} | {us(ogr)} | {us(best_compile)} | {r:.2f}x | "

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A whole BERT encoder layer from mdh computations: QKV projection, masked attention (scores,
-// softmax, context: three computations reading the projection in place), output projection +
-// bias + residual, layernorm, FFN up + bias + GELU, FFN down + bias + residual, layernorm - nine
+// A whole BERT encoder layer from mdh computations: QKV projection, masked attention (one
+// md_hom and one kernel, reading the projection in place), output projection + bias +
+// residual, layernorm, FFN up + bias + GELU, FFN down + bias + residual, layernorm - seven
 // kernels, each with its parameter file from PARAMS_DIR (mdh-tune tune-layer writes them) or the
 // default configuration. Checks the output against an independent double-precision CPU
 // reference, prints per-stage and total times; on a CUDA device also the whole layer captured
@@ -168,7 +168,7 @@ bool run_type(const options& o, const std::string& type) {
           const double per_call = events_ms([&] { layer.launch(s.get()); });
           cuda::graph g(s.get(), [&](CUstream st) { layer.launch(st); });
           const double replay = events_ms([&] { g.launch(s.get()); });
-          std::printf("  %-10s %12.4f  (nine launches)\n  %-10s %12.4f  (one CUDA graph)\n",
+          std::printf("  %-10s %12.4f  (seven launches)\n  %-10s %12.4f  (one CUDA graph)\n",
                       "layer", per_call, "graph", replay);
         });
   }
@@ -191,7 +191,8 @@ bool run_type(const options& o, const std::string& type) {
   return run_and_report<T>(
       layer, o, type, [&](std::size_t k) { return wall_ms([&] { layer.launch_step(k); }); },
       [&] {
-        std::printf("  %-10s %12.4f  (nine launches)\n", "layer", wall_ms([&] { layer.launch(); }));
+        std::printf("  %-10s %12.4f  (seven launches)\n", "layer",
+                    wall_ms([&] { layer.launch(); }));
       });
 #else
   (void)o, (void)type;

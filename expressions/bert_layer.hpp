@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-// A BERT encoder layer (inference) as nine mdh computations, run in order (bert_layer_stages):
+// A BERT encoder layer (inference) as seven mdh computations, run in order (bert_layer_stages):
 //   qkv       QKV = X Wqkv + bqkv                       matmul_bias        [T, 3*hidden]
-//   scores    Y = Q K^T / sqrt(d) + (1 - mask) * -1e4   attention_scores   [B, H, S, S]
-//   softmax   P = softmax over keys                     fuse(softmax)      [B*H*S, S]
-//   context   ctx = P V                                 attention_context  [T, hidden]
+//   attention ctx = softmax(Q K^T / sqrt(d) + (1 - mask) * -1e4) V, one kernel
+//                                                       attention          [T, hidden]
 //   attn_out  A = ctx Wo + bo + X                       matmul_bias_residual
 //   ln1       H1 = layernorm(A)                         fuse(layernorm)
 //   ffn_up    F1 = gelu(H1 W1 + b1)                     matmul_bias_gelu
@@ -12,8 +11,10 @@
 // with T = batch * seq tokens. The projection writes QKV as [batch, seq, 3, heads, d] (the
 // product's [T, 3*hidden] row by row); the attention reads its Q, K and V slices straight from
 // there through affine index functions and writes the context as [batch, seq, hidden]: no
-// transposes, no copies. Attention is three computations, so that a one-kernel attention can
-// replace scores, softmax and context later without touching the rest.
+// transposes, no copies. The attention is one md_hom (expressions/attention.hpp: the scores
+// produced tile by tile inside the online-softmax-times-V kernel); attention_scores,
+// softmax and attention_context below are the same attention as three computations (the
+// layer before issue 20 item 2; tests and comparisons).
 #pragma once
 
 #include <cmath>
@@ -22,6 +23,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <expressions/attention.hpp>
+#include <expressions/bert_shape.hpp>
 #include <expressions/gemm_epilogues.hpp>
 #include <expressions/layernorm.hpp>
 #include <expressions/softmax.hpp>
@@ -31,30 +34,6 @@
 #include <mdh/mdh.hpp>
 
 namespace mdh::ops {
-
-// The layer's sizes. BERT-base: hidden 768, 12 heads of 64, FFN 3072.
-struct bert_shape {
-  std::int64_t batch = 16, seq = 128, hidden = 768, heads = 12, ffn = 3072;
-
-  std::int64_t head_dim() const { return hidden / heads; }
-  std::int64_t tokens() const { return batch * seq; }
-  // Throws mdh::error naming the size that cannot be.
-  void check() const {
-    auto at_least_1 = [](std::int64_t v, const char* what) {
-      if (v < 1) throw error(std::string("bert_shape: ") + what + " must be >= 1");
-    };
-    at_least_1(batch, "batch"), at_least_1(seq, "seq"), at_least_1(hidden, "hidden");
-    at_least_1(heads, "heads"), at_least_1(ffn, "ffn");
-    if (hidden % heads != 0)
-      throw error("bert_shape: hidden (" + std::to_string(hidden) +
-                  ") must be a multiple of heads (" + std::to_string(heads) + ")");
-  }
-  std::string str() const {
-    return "batch " + std::to_string(batch) + ", seq " + std::to_string(seq) + ", hidden " +
-           std::to_string(hidden) + ", heads " + std::to_string(heads) + ", ffn " +
-           std::to_string(ffn);
-  }
-};
 
 namespace detail {
 template <class T>
@@ -140,30 +119,24 @@ struct bert_tensor {
 // The layer's tensors: the input X, the padding mask, the weights, then every stage's outputs.
 inline std::vector<bert_tensor> bert_layer_tensors(const bert_shape& s) {
   s.check();
-  const std::int64_t T = s.tokens(), N = s.hidden, F = s.ffn, B = s.batch, S = s.seq, H = s.heads;
+  const std::int64_t T = s.tokens(), N = s.hidden, F = s.ffn, B = s.batch, S = s.seq;
   return {
-      {"X", {T, N}, true},         {"mask", {B, S}, true},
-      {"Wqkv", {N, 3 * N}, true},  {"bqkv", {3 * N}, true},
-      {"Wo", {N, N}, true},        {"bo", {N}, true},
-      {"gamma1", {N}, true},       {"beta1", {N}, true},
-      {"W1", {N, F}, true},        {"b1", {F}, true},
-      {"W2", {F, N}, true},        {"b2", {N}, true},
-      {"gamma2", {N}, true},       {"beta2", {N}, true},
-      {"QKV", {T, 3 * N}, false},  {"scores", {B, H, S, S}, false},
-      {"max", {B * H * S}, false}, {"sum", {B * H * S}, false},
-      {"P", {B, H, S, S}, false},  {"ctx", {T, N}, false},
-      {"attn", {T, N}, false},     {"ln1_sum", {T}, false},
-      {"ln1_sq", {T}, false},      {"H1", {T, N}, false},
-      {"F1", {T, F}, false},       {"F2", {T, N}, false},
-      {"ln2_sum", {T}, false},     {"ln2_sq", {T}, false},
+      {"X", {T, N}, true},     {"mask", {B, S}, true},  {"Wqkv", {N, 3 * N}, true},
+      {"bqkv", {3 * N}, true}, {"Wo", {N, N}, true},    {"bo", {N}, true},
+      {"gamma1", {N}, true},   {"beta1", {N}, true},    {"W1", {N, F}, true},
+      {"b1", {F}, true},       {"W2", {F, N}, true},    {"b2", {N}, true},
+      {"gamma2", {N}, true},   {"beta2", {N}, true},    {"QKV", {T, 3 * N}, false},
+      {"ctx", {T, N}, false},  {"attn", {T, N}, false}, {"ln1_sum", {T}, false},
+      {"ln1_sq", {T}, false},  {"H1", {T, N}, false},   {"F1", {T, F}, false},
+      {"F2", {T, N}, false},   {"ln2_sum", {T}, false}, {"ln2_sq", {T}, false},
       {"Y", {T, N}, false},
   };
 }
 
-// Calls visit(stage, computation) for the nine stages in order; `computation` is an
-// mdh::computation (with an epilogue for the products) or an mdh::fuse pair (softmax,
-// layernorm). Element type T: float (fp32) or mdh::bf16 / mdh::f16 (16-bit storage, float
-// arithmetic and accumulation).
+// Calls visit(stage, computation) for the seven stages in order; `computation` is an
+// mdh::computation (with an epilogue for the products), an mdh::fuse pair (layernorm) or the
+// attention's mdh::with_producer pair. Element type T: float (fp32) or mdh::bf16 / mdh::f16 (16-bit
+// storage, float arithmetic and accumulation).
 template <class T = float, class Visit>
 void for_each_bert_stage(const bert_shape& s, Visit&& visit) {
   s.check();
@@ -173,11 +146,8 @@ void for_each_bert_stage(const bert_shape& s, Visit&& visit) {
     return fuse("layernorm", layernorm_stats<T>(), layernorm_normalize<T>(N));
   };
   visit(bert_stage{"qkv", {"X", "Wqkv", "bqkv"}, {"QKV"}, {T_, 3 * N, N}}, matmul_bias<T>());
-  visit(bert_stage{"scores", {"QKV", "QKV", "mask"}, {"scores"}, {B, H, S, S, D}},
-        attention_scores<T>(s));
-  visit(bert_stage{"softmax", {"scores"}, {"max", "sum", "P"}, {B * H * S, S}},
-        fuse("softmax", softmax_stats<T>(), softmax_normalize<T>()));
-  visit(bert_stage{"context", {"P", "QKV"}, {"ctx"}, {B, H, S, D, S}}, attention_context<T>(s));
+  visit(bert_stage{"attention", {"QKV", "QKV", "mask", "QKV"}, {"ctx"}, {B, H, S, D, S, D}},
+        attention<T>(s));
   visit(bert_stage{"attn_out", {"ctx", "Wo", "bo", "X"}, {"attn"}, {T_, N, N}},
         matmul_bias_residual<T>());
   visit(bert_stage{"ln1", {"attn", "gamma1", "beta1"}, {"ln1_sum", "ln1_sq", "H1"}, {T_, N}},

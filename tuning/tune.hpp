@@ -46,6 +46,7 @@
 #include <mdh/tensor.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 #include <tuning/nearest_shape_start.hpp>
+#include <tuning/producer_space.hpp>
 #include <tuning/search_space.hpp>
 #include <tuning/start_configurations.hpp>
 #include <tuning/workload_memory.hpp>

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <mdh/error.hpp>
+#include <mdh/ir/with_producer.hpp>
 #include <mdh/tensor.hpp>
 
 namespace mdh::tuning {

@@ -271,10 +271,13 @@ def torch_peer(torch, F, peer, man, data, ref, timer, entry):
             entry["graph_us"] = None
             entry["graph_error"] = short_error(e)
             torch.cuda.synchronize()
-        if peer == "eager":  # per stage, each on the state the previous stages left
+        # per stage, each on the state the previous stages left; eager_sdpa's "attention" stage
+        # is scaled_dot_product_attention alone (with the views of QKV and the context's
+        # reshape), to compare with our one-kernel attention stage
+        if peer in ("eager", "eager_sdpa"):
             st = {"X": x}
             stages = {}
-            for name, sfn in torch_stages(torch, F, shape, W):
+            for name, sfn in torch_stages(torch, F, shape, W, sdpa=(peer == "eager_sdpa")):
                 snapshot = dict(st)
                 call = (lambda f=sfn, s=snapshot: f(dict(s)))
                 e = {"per_call_us": timer.per_call(call)}
@@ -285,6 +288,8 @@ def torch_peer(torch, F, peer, man, data, ref, timer, entry):
                 stages[name] = e
                 sfn(st)
             entry["stages"] = stages
+            if "attention" in stages:
+                entry["attention_alone"] = stages["attention"]
     entry["ok"] = True
 
 

@@ -15,6 +15,7 @@
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/layout.hpp>
 #include <mdh/lower/mma_plan.hpp>
+#include <mdh/lower/producer_plan.hpp>
 
 namespace mdh::lower {
 
@@ -186,6 +187,11 @@ struct kernel_plan {
   // between them; the stages' buffers are named after this plan's parameters. Empty otherwise.
   std::vector<kernel_plan> stages;
 
+  // A with_producer pair's plan (producer_passes.hpp): its one kernel computes the producer's
+  // tiles where the consumer reads them. Off otherwise.
+  producer_plan producer;
+  producer_config producer_cfg;
+
   std::size_t results() const { return comp.outputs.size(); }
   // The type of accumulator component r: the scalar function's result type.
   scalar_type acc_type(std::size_t r) const { return comp.f.result_type(r); }
@@ -208,6 +214,17 @@ inline const kernel& main_kernel(const kernel_plan& p) {
 // A readable dump: the loop nest with its bounds, tiles, combines and launches (.plan.txt).
 inline std::string to_string(const kernel_plan& p) {
   std::ostringstream os;
+  if (p.producer.on) {
+    os << "plan " << p.name << "\nsizes";
+    for (auto s : p.sizes) os << " " << s;
+    os << "\nconfig " << to_string(p.producer_cfg) << "\ndevice " << p.limits.name << "\n"
+       << to_string(p.producer, p.producer_cfg) << "threads/block=" << p.threads
+       << " blocks=" << p.blocks << " shared=" << p.shared_bytes << "\n";
+    for (auto& k : p.kernels)
+      os << "kernel " << k.name << " grid(" << k.launch.grid[0] << ") block(" << k.launch.block[0]
+         << ") shared " << k.launch.shared_bytes << "\n";
+    return os.str();
+  }
   if (!p.stages.empty()) {
     os << "fused plan " << p.name << ": one kernel running " << p.stages.size()
        << " stages in order, a block barrier between them\n";

@@ -13,6 +13,7 @@
 #include <mdh/lower/check.hpp>
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/fuse.hpp>
+#include <mdh/lower/producer_passes.hpp>
 #include <mdh/tensor.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 

@@ -22,6 +22,7 @@
 #include <mdh/ir/fused.hpp>
 #include <mdh/ir/hash.hpp>
 #include <mdh/ir/with_epilogue.hpp>
+#include <mdh/ir/with_producer.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/version.hpp>
 
@@ -50,6 +51,14 @@ struct workload {
     workload w{f.name, ir::structural_hash_hex(f), sizes, {}, "ieee"};
     if (ir::reads_tf32(f.first) || ir::reads_tf32(f.second)) w.precision = "tf32";
     for (auto* bufs : {&f.inputs, &f.outputs})
+      for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
+    return w;
+  }
+  // A with_producer pair (attention): its name, the hash of both computations, its buffers.
+  static workload of(const ir::produced& x, const std::vector<std::int64_t>& sizes) {
+    workload w{x.name, ir::structural_hash_hex(x), sizes, {}, "ieee"};
+    if (ir::reads_tf32(x.producer) || ir::reads_tf32(x.consumer)) w.precision = "tf32";
+    for (auto* bufs : {&x.inputs, &x.outputs})
       for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
     return w;
   }

@@ -12,6 +12,7 @@
 
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/fused.hpp>
+#include <mdh/ir/with_producer.hpp>
 #include <mdh/tensor.hpp>
 
 namespace mdh::tuning {
@@ -28,6 +29,19 @@ inline std::int64_t reduction_length(const ir::computation& c,
 // A fused pair: the longer of its stages' reductions (the second stage's outputs depend on both).
 inline std::int64_t reduction_length(const ir::fused& f, const std::vector<std::int64_t>& sizes) {
   return std::max(reduction_length(f.first, sizes), reduction_length(f.second, sizes));
+}
+
+// A with_producer pair (attention): two reductions in sequence, the producer's (head dim D)
+// and the consumer's (keys S). Their f32 bounds add (tolerance below): the length L with
+// 84 eps + 8.4 eps sqrt(L) = (84 eps + 8.4 eps sqrt(D)) + (84 eps + 8.4 eps sqrt(S)) is
+// (sqrt(D) + sqrt(S) + 10)^2; a 16-bit output is still rounded once.
+inline std::int64_t reduction_length(const ir::produced& x,
+                                     const std::vector<std::int64_t>& sizes) {
+  const auto ps = ir::producer_sizes(x, sizes);
+  const double r = std::sqrt(double(reduction_length(x.producer, ps))) +
+                   std::sqrt(double(reduction_length(x.consumer, ir::consumer_sizes(x, sizes)))) +
+                   10;
+  return std::int64_t(std::ceil(r * r));
 }
 
 // Machine epsilon (the distance from 1 to the next value) of a floating element type.

@@ -32,6 +32,7 @@
 #include <mdh/ir/hash.hpp>
 #include <mdh/lower/fuse.hpp>
 #include <mdh/lower/lower.hpp>
+#include <mdh/lower/producer_passes.hpp>
 #include <mdh/lower/random_config.hpp>
 #include <mdh/tuning/parameter_file.hpp>
 
@@ -260,7 +261,8 @@ entries current() {
     bool found = false;
     auto try_one = [&](const auto& comp) {
       if (found) return;
-      if constexpr (is_fused_v<std::decay_t<decltype(comp)>>) {
+      if constexpr (is_fused_v<std::decay_t<decltype(comp)>> ||
+                    is_produced_v<std::decay_t<decltype(comp)>>) {
         if (ir::structural_hash_hex(comp.ir()) != rec.work.hash) return;
         found = true;
         pin(out, key, comp.ir(), rec.work.sizes,
@@ -276,18 +278,25 @@ entries current() {
         [&](const ops::catalog_entry&, const auto& make) { try_one(make(rec.work.sizes)); });
     ops::for_each_benchmark_case_of_every_type(  // the bf16 and tf32 variants' files too
         [&](std::string_view, const auto& comp, const auto&) { try_one(comp); });
-    // The BERT layer's stages (mdh-tune-layer's files): the attention stages read the QKV rows
-    // through views that depend on the layer's shape, so it is rebuilt from their sizes, (B, H,
-    // S, S, D) for the scores and (B, H, S, D, S) for the context.
+    // The BERT layer's stages (mdh-tune-layer's files): the attention reads the QKV rows
+    // through views that depend on the layer's shape, so it is rebuilt from their sizes: (B, H,
+    // S, D, S, D) for the one-kernel attention, and for the three-kernel attention of earlier
+    // layers' files (B, H, S, S, D) for the scores and (B, H, S, D, S) for the context.
     const auto& z = rec.work.sizes;
     for (std::size_t d_at : {std::size_t(3), std::size_t(4)}) {
       if (found || key.find("/bert_layer/") == std::string::npos) break;
       ops::bert_shape shape;
-      if (z.size() == 5) shape = {z[0], z[2], z[1] * z[d_at], z[1], shape.ffn};
+      if (z.size() == 5 || z.size() == 6) shape = {z[0], z[2], z[1] * z[d_at], z[1], shape.ffn};
       auto each_stage = [&](const ops::bert_stage&, const auto& comp) { try_one(comp); };
       ops::for_each_bert_stage<float>(shape, each_stage);
       ops::for_each_bert_stage<bf16>(shape, each_stage);
       ops::for_each_bert_stage<f16>(shape, each_stage);
+      auto three_kernel = [&](auto type) {
+        using T = decltype(type);
+        try_one(ops::attention_scores<T>(shape));
+        try_one(ops::attention_context<T>(shape));
+      };
+      three_kernel(float{}), three_kernel(bf16{}), three_kernel(f16{});
     }
     CHECK_MESSAGE(found, file.string(), ": no operator of the library has the hash ",
                   rec.work.hash);

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+// Attention as one kernel (expressions/attention.hpp, mdh/lower/producer_passes.hpp):
+// - the lowering on the CPU: the plan's roles and tiles, and the errors for bad sizes, bad
+//   configurations and pairs the lowering cannot take;
+// - on OpenCL (PoCL): the kernel against mdh::reference on random non-zero inputs with a padding
+//   mask, fp32 and bf16, the default and random valid configurations, sequence lengths and head
+//   dims that no tile divides; relative L2 error <= tuning::tolerance(type, L) with L the
+//   reduction_length of the pair, (sqrt(D) + sqrt(S) + 10)^2: the f32 bounds of the two
+//   reductions in sequence (the scores over the head dim, the keys over the sequence) added;
+// - NVRTC compiles every generated CUDA kernel for sm_90 (BERT-base sizes and the small ones).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <expressions/attention.hpp>
+#include <mdh/lower/c_printer.hpp>
+#include <mdh/lower/device_limits.hpp>
+#include <mdh/lower/producer_passes.hpp>
+#include <mdh/tuning/verify.hpp>
+#include <tuning/producer_space.hpp>
+#if MDH_WITH_OPENCL
+#include <backends/opencl/emit.hpp>
+#include <backends/opencl/runtime.hpp>
+#endif
+#if MDH_WITH_CUDA
+#include <backends/cuda/emit.hpp>
+#include <backends/cuda/program.hpp>
+#endif
+
+using namespace mdh;
+
+namespace {
+
+// Small shapes: seq 13 and 7 (no tile divides them), head dims 16 and 12.
+const ops::bert_shape shapes[] = {{2, 13, 64, 4, 8}, {1, 7, 36, 3, 8}};
+
+template <class T>
+struct attention_data {
+  ops::bert_shape s;
+  host_tensor<T> qkv, mask;
+  std::vector<std::int64_t> sizes;
+
+  attention_data(const ops::bert_shape& shape, std::uint64_t seed)
+      : s(shape),
+        qkv({shape.tokens(), 3 * shape.hidden}),
+        mask({shape.batch, shape.seq}, T(1)),
+        sizes(ops::attention_sizes(shape)) {
+    qkv.randomize(seed, -1, 1);
+    // the last key of every sequence but the first is padding
+    for (std::int64_t b = 1; b < s.batch; ++b) mask.data()[b * s.seq + s.seq - 1] = T(0);
+  }
+  template <class A>
+  std::vector<buffer_ref> inputs(const A& att) {
+    auto view = [&](const char* name) {
+      buffer_ref r = qkv;
+      r.shape = att.shape(name, sizes);
+      return r;
+    };
+    return {view("Q"), view("K"), buffer_ref(mask), view("V")};
+  }
+  // two reductions in sequence (tuning::reduction_length of a with_producer pair)
+  double tolerance() const {
+    return tuning::tolerance(scalar_type_of<T>(),
+                             tuning::reduction_length(ops::attention<T>(s).ir(), sizes));
+  }
+};
+
+template <class T>
+double relative_l2(const host_tensor<T>& got, const host_tensor<T>& want) {
+  double d = 0, n = 0;
+  for (std::int64_t k = 0; k < want.size(); ++k) {
+    const double g = double(got.data()[k]), w = double(want.data()[k]);
+    if (!std::isfinite(g)) return INFINITY;
+    d += (g - w) * (g - w), n += w * w;
+  }
+  return std::sqrt(d / n);
+}
+
+}  // namespace
+
+TEST_CASE("attention lowers to one kernel: roles, tiles, launch") {
+  const ops::bert_shape s{2, 13, 64, 4, 8};
+  auto att = ops::attention<float>(s);
+  const auto n = ops::attention_sizes(s);
+  auto plan = lower::lower(att.ir(), n, lower::producer_config{}, lower::h200_limits());
+  const auto& p = plan.producer;
+  CHECK(p.on);
+  CHECK(plan.kernels.size() == 1);
+  CHECK(p.row_dim == 2);
+  CHECK(p.key_dim == 4);
+  CHECK(p.value_dim == 3);
+  CHECK(p.batch_dims == std::vector<std::size_t>{0, 1});
+  CHECK(p.depth == 16);
+  REQUIRE(p.operands.size() == 2);
+  CHECK(p.operands[0].row);
+  CHECK(!p.operands[1].row);
+  CHECK(plan.blocks == 2 * 4 * 1);  // batch x heads x ceil(13 / 32)
+  CHECK(plan.threads == 128);
+  CHECK(plan.inputs.size() == 4);
+  CHECK(plan.outputs.size() == 1);
+  CHECK(plan.outputs[0].shape == std::vector<std::int64_t>{26, 64});
+  CHECK(lower::to_string(plan).find("with_producer plan") != std::string::npos);
+}
+
+TEST_CASE("attention: errors name the rule and the parameter") {
+  const ops::bert_shape s{2, 13, 64, 4, 8};
+  auto att = ops::attention<float>(s);
+  const auto n = ops::attention_sizes(s);
+  const auto lim = lower::h200_limits();
+  lower::producer_config c;
+  c.thr_i = 3;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, c, lim),
+                       doctest::Contains("'thr_i divides t_i (each thread owns t_i / thr_i rows)' "
+                                         "(parameter thr_i)"),
+                       error);
+  c = {};
+  c.thr_i = 32, c.thr_j = 64, c.t_j = 64;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, c, lim),
+                       doctest::Contains("threads per block <= 1024"), error);
+  c = {};
+  c.t_i = 1024, c.thr_i = 1;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, c, lim), doctest::Contains("registers"), error);
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), {2, 4, 13, 16, 13}, lower::producer_config{}, lim),
+                       doctest::Contains("5 sizes given, expected 6"), error);
+  // a head dim whose tiles do not fit in shared memory
+  const ops::bert_shape big{1, 8, 2048, 1, 8};
+  auto att_big = ops::attention<float>(big);
+  c = {};
+  c.t_i = 4, c.thr_i = 4, c.t_j = 64, c.thr_j = 64;
+  CHECK_THROWS_WITH_AS(lower::lower(att_big.ir(), ops::attention_sizes(big), c, lim),
+                       doctest::Contains("shared memory <= "), error);
+  // a consumer that is not (s, 1, v) under online_softmax: plain attention_context-like sum
+  auto [b, h, i, e, j] = indices<5>();
+  auto sum = computation("sum_v",
+                         out_view(out<float, "m">(b, h, i, e), out<float, "l">(b, h, i, e),
+                                  out<float, "acc">(b, h, i, e)),
+                         md_hom([](auto sc, auto v) { return std::make_tuple(sc, sc, v); }, cc, cc,
+                                cc, cc, pw(ops::online_softmax())),
+                         inp_view(in<float, "S">(b, h, i, j),
+                                  in<float, "V">(3 * 13 * b + 3 * j + 2, 16 * h + e)))
+                 .with_dim_names({"b", "h", "i", "e", "j"});
+  auto bad = with_producer("bad", ops::attention_scores_produced<float>(s), sum);
+  CHECK_THROWS_WITH_AS(lower::lower(bad.ir(), n, lower::producer_config{}, lim),
+                       doctest::Contains("f(s, v) = (s, 1, v)"), error);
+}
+
+TEST_CASE("attention's search space: every point lowers, the starts are in it") {
+  for (auto lim : {lower::h200_limits(), lower::pocl_cpu_limits()}) {
+    const ops::bert_shape s{8, 512};
+    auto att = ops::attention<bf16>(s);
+    const auto n = ops::attention_sizes(s);
+    const auto space = tuning::make_search_space(att.ir(), n, lim);
+    const auto size = std::uint64_t(space.size());
+    INFO(lim.name, ": ", size, " points");
+    REQUIRE(size > 100);
+    for (std::uint64_t k = 0; k < size; k += std::max<std::uint64_t>(1, size / 97)) {
+      const auto cfg = tuning::to_config(space.at(k), att.ir(), n);
+      INFO(lower::to_string(cfg));
+      CHECK_NOTHROW(lower::lower(att.ir(), n, cfg, lim));
+      CHECK(space.contains(tuning::to_space_configuration(cfg, att.ir(), n)));
+    }
+    for (auto& c : tuning::start_configurations(att.ir(), n, lim))
+      CHECK(space.contains(tuning::to_space_configuration(c, att.ir(), n)));
+    // a parameter file's configuration object, back and forth
+    lower::producer_config c{64, 32, 16, 8, 1};
+    nlohmann::json j = c;
+    CHECK(lower::config_from_json(j, att.ir()) == c);
+    j["t_k"] = 4;
+    CHECK_THROWS_WITH_AS(lower::config_from_json(j, att.ir()),
+                         doctest::Contains("unknown parameter 't_k'"), error);
+  }
+}
+
+#if MDH_WITH_OPENCL
+namespace {
+template <class T>
+void run_on_opencl(int random_configs, std::uint64_t seed) {
+  static opencl::context ctx;
+  const auto lim = ctx.limits();
+  std::mt19937_64 rng(seed);
+  for (const auto& s : shapes) {
+    attention_data<T> data(s, seed + std::uint64_t(s.seq));
+    auto att = ops::attention<T>(s);
+    host_tensor<T> want({s.tokens(), s.hidden});
+    const auto ins = data.inputs(att);
+    const std::vector<buffer_ref> outs{buffer_ref(want)};
+    reference(att, data.sizes, std::span<const buffer_ref>(ins), std::span<const buffer_ref>(outs));
+    std::vector<lower::producer_config> cfgs{lower::producer_config{}};
+    lower::producer_config tiny;  // one thread, one row, one key per step
+    tiny.t_i = 1, tiny.t_j = 1, tiny.thr_i = 1, tiny.thr_j = 1, tiny.pad = 0;
+    cfgs.push_back(tiny);
+    for (int k = 0; k < random_configs; ++k)
+      cfgs.push_back(lower::random_config(att.ir(), data.sizes, lim, rng));
+    for (auto& cfg : cfgs) {
+      INFO(short_name(scalar_type_of<T>()), " ", s.str(), " ", lower::to_string(cfg));
+      auto plan = lower::lower(att.ir(), data.sizes, cfg, lim);
+      opencl::program prog(ctx, plan);
+      host_tensor<T> got({s.tokens(), s.hidden}, T(1234));  // every element must be written
+      const auto in = data.inputs(att);
+      std::vector<buffer_ref> out{buffer_ref(got)};
+      prog.run(in, out);
+      const double err = relative_l2(got, want);
+      INFO("relative L2 error ", err, " (bound ", data.tolerance(), ")");
+      CHECK(err <= data.tolerance());
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("attention on OpenCL, fp32: default, one-thread and random configurations") {
+  run_on_opencl<float>(6, 11);
+}
+TEST_CASE("attention on OpenCL, bf16: default, one-thread and random configurations") {
+  run_on_opencl<bf16>(3, 12);
+}
+#endif
+
+#if MDH_WITH_CUDA
+namespace {
+template <class T>
+int compile_all(const ops::bert_shape& s, int random_configs, std::uint64_t seed) {
+  const auto lim = lower::h200_limits();
+  std::mt19937_64 rng(seed);
+  auto att = ops::attention<T>(s);
+  const auto n = ops::attention_sizes(s);
+  std::vector<lower::producer_config> cfgs{lower::producer_config{}};
+  for (int k = 0; k < random_configs; ++k)
+    cfgs.push_back(lower::random_config(att.ir(), n, lim, rng));
+  int compiled = 0;
+  for (auto& cfg : cfgs) {
+    INFO(short_name(scalar_type_of<T>()), " ", s.str(), " ", lower::to_string(cfg));
+    auto plan = lower::lower(att.ir(), n, cfg, lim);
+    cuda::module_cache cache("");  // memory only
+    CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
+    ++compiled;
+  }
+  return compiled;
+}
+}  // namespace
+
+TEST_CASE("every generated attention kernel compiles with NVRTC for sm_90") {
+  CHECK(compile_all<float>({16, 128}, 4, 21) == 5);
+  CHECK(compile_all<bf16>({8, 512}, 4, 22) == 5);
+  CHECK(compile_all<float>(shapes[1], 2, 23) == 3);
+}
+#endif

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// Attention as one kernel on a GPU (label gpu; exits 77, skipped, without one): the default
+// and random valid configurations at BERT-base shapes (batch 16, seq 128; batch 8, seq 512) and
+// at odd ones (seq 13, 77; head dims 16, 40), fp32 and bf16, against mdh::reference on random
+// inputs with a padding mask; relative L2 error <= tuning::tolerance(type, reduction_length),
+// the bounds of the two reductions in sequence added (mdh/tuning/verify.hpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <vector>
+
+#include <backends/cuda/program.hpp>
+#include <expressions/attention.hpp>
+#include <mdh/lower/producer_passes.hpp>
+#include <mdh/tuning/verify.hpp>
+
+using namespace mdh;
+
+namespace {
+cuda::device& dev() {
+  static cuda::device d(0);
+  return d;
+}
+
+void gpu_or_skip() {
+  if (!cuda::device_available()) {
+    std::cerr << "no CUDA device: skipping the GPU tests\n";
+    std::exit(77);
+  }
+}
+
+template <class T>
+void check_shape(const ops::bert_shape& s, int random_configs, std::uint64_t seed) {
+  const auto lim = dev().limits();
+  auto att = ops::attention<T>(s);
+  const auto n = ops::attention_sizes(s);
+  host_tensor<T> qkv({s.tokens(), 3 * s.hidden}), mask({s.batch, s.seq}, T(1));
+  qkv.randomize(seed, -1, 1);
+  for (std::int64_t b = 1; b < s.batch; ++b)
+    for (std::int64_t j = s.seq - 1 - b % 5; j < s.seq; ++j) mask.data()[b * s.seq + j] = T(0);
+  auto view = [&](const char* name) {
+    buffer_ref r = qkv;
+    r.shape = att.shape(name, n);
+    return r;
+  };
+  const std::vector<buffer_ref> in{view("Q"), view("K"), buffer_ref(mask), view("V")};
+  host_tensor<T> want({s.tokens(), s.hidden});
+  const std::vector<buffer_ref> outs{buffer_ref(want)};
+  reference(att, n, std::span<const buffer_ref>(in), std::span<const buffer_ref>(outs));
+  const auto t = scalar_type_of<T>();
+  const double tol = tuning::tolerance(t, tuning::reduction_length(att.ir(), n));
+  std::mt19937_64 rng(seed);
+  std::vector<lower::producer_config> cfgs{lower::producer_config{}};
+  for (int k = 0; k < random_configs; ++k)
+    cfgs.push_back(lower::random_config(att.ir(), n, lim, rng));
+  for (auto& cfg : cfgs) {
+    INFO(short_name(t), " ", s.str(), " ", lower::to_string(cfg));
+    cuda::program prog(dev(), lower::lower(att.ir(), n, cfg, lim));
+    host_tensor<T> got({s.tokens(), s.hidden}, T(1234));
+    std::vector<buffer_ref> out{buffer_ref(got)};
+    prog.run(in, out);
+    double d = 0, w2 = 0;
+    for (std::int64_t k = 0; k < want.size(); ++k) {
+      const double g = double(got.data()[k]), w = double(want.data()[k]);
+      d += (g - w) * (g - w), w2 += w * w;
+    }
+    const double err = std::sqrt(d / w2);
+    INFO("relative L2 error ", err, " (bound ", tol, ")");
+    CHECK(err <= tol);
+  }
+}
+}  // namespace
+
+TEST_CASE("GPU attention, fp32: BERT-base shapes and odd ones") {
+  gpu_or_skip();
+  check_shape<float>({16, 128}, 6, 1);
+  check_shape<float>({8, 512}, 4, 2);
+  check_shape<float>({3, 13, 64, 4, 8}, 6, 3);
+  check_shape<float>({2, 77, 120, 3, 8}, 6, 4);
+}
+
+TEST_CASE("GPU attention, bf16: BERT-base shapes and odd ones") {
+  gpu_or_skip();
+  check_shape<bf16>({16, 128}, 6, 5);
+  check_shape<bf16>({8, 512}, 4, 6);
+  check_shape<bf16>({2, 77, 120, 3, 8}, 6, 7);
+}
