@@ -17,4 +17,5 @@
 #include <mdh/reference.hpp>  // reference
 #include <mdh/tensor.hpp>     // host_tensor, buffer_ref
 #include <mdh/version.hpp>
-#include <mdh/view.hpp>  // in, out, inp_view, out_view
+#include <mdh/view.hpp>           // in, out, inp_view, out_view
+#include <mdh/with_producer.hpp>  // with_producer: a contraction feeding a consumer, one kernel
