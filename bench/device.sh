@@ -235,11 +235,13 @@ PY
     types=(${LAYER_TYPES:-f32 bf16})
     if [ "${LAYER_TUNE:-1}" != 0 ]; then
       : >"$OUT/layer_tune.txt"
+      start_from=()  # where the stages' starts come from, when that folder exists
+      [ -d "${LAYER_START_FROM:-$PARAMS}" ] && start_from=(--start-from "${LAYER_START_FROM:-$PARAMS}")
       for sh in "${shapes[@]}"; do
         for ty in "${types[@]}"; do
           stamp "layer: tune-layer bert ${sh} ${ty} (${LAYER_TUNE_SECONDS:-3} s per computation)"
           "$BIN"/tools/mdh-tune-layer bert --batch "${sh%x*}" --seq "${sh#*x}" --type "$ty" \
-            --time "${LAYER_TUNE_SECONDS:-3}" --start-from "${LAYER_START_FROM:-$PARAMS}" --out "$lp/$ty" >>"$OUT/layer_tune.txt" 2>>"$OUT/layer_tune.err" ||
+            --time "${LAYER_TUNE_SECONDS:-3}" ${start_from[@]+"${start_from[@]}"} --out "$lp/$ty" >>"$OUT/layer_tune.txt" 2>>"$OUT/layer_tune.err" ||
             echo "tune-layer $sh $ty: rc=$?" | tee -a "$OUT/layer_tune.txt"
         done
       done
