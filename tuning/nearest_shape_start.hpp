@@ -84,8 +84,9 @@ inline std::vector<std::filesystem::path> start_candidate_files(
 
 // The start carried over from the nearest other shape's parameter file (start_candidate_files)
 // of this expression - or, for a product with an epilogue, of the bare product, whose tiling is
-// the same - at the same types, precision and device, as a point of the space; none when no such
-// record exists or the carried configuration is not valid at `sizes`.
+// the same (at these very sizes, the bare product is product_start's) - at the same types,
+// precision and device, as a point of the space; none when no such record exists or the
+// carried configuration is not valid at `sizes`.
 inline std::optional<atf::configuration> nearest_shape_start(
     const std::filesystem::path& file, const ir::computation& c,
     const std::vector<std::int64_t>& sizes, const device_id& dev,
@@ -107,14 +108,14 @@ inline std::optional<atf::configuration> nearest_shape_start(
     } catch (const std::exception&) {  // other JSON, or a file tune() reports elsewhere
       continue;
     }
-    if (r.work.sizes.size() != sizes.size()) continue;
-    auto fits = [&](workload w, bool same_sizes_too) {
-      if (r.work.sizes == sizes && !same_sizes_too) return false;  // parameter_file_start's
+    // these very sizes are parameter_file_start's (this expression) and product_start's (the
+    // bare product), from the same folders
+    if (r.work.sizes.size() != sizes.size() || r.work.sizes == sizes) continue;
+    auto fits = [&](workload w) {
       w.sizes = r.work.sizes;
       return mismatch(r, w, dev).empty();
     };
-    // the bare product counts at these very sizes too (distance 0: carried over unchanged)
-    if (!fits(here, false) && !(product_here && fits(*product_here, true))) continue;
+    if (!fits(here) && !(product_here && fits(*product_here))) continue;
     const double distance = shape_distance(r.work.sizes, sizes);
     if (distance < nearest_distance) nearest_distance = distance, nearest = std::move(r);
   }
