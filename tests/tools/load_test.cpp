@@ -98,6 +98,26 @@ std::string first_evaluated(const fs::path& log) {
   }
   return "";
 }
+
+// A valid configuration of `tuned` at sizes `from` that is still valid carried over to `here`
+// as a configuration of `target` (the same computation, or the same product with an epilogue).
+lower::config carried_config(const ir::computation& tuned, const ir::computation& target,
+                             const std::vector<std::int64_t>& from,
+                             const std::vector<std::int64_t>& here, const lower::device_limits& lim,
+                             std::mt19937_64& rng) {
+  auto space = tuning::make_search_space(tuned, from, lim);
+  for (int k = 0; k < 2000; ++k) {
+    auto cfg = tuning::to_config(space.to_configuration(space.random_point(rng)), tuned, from);
+    try {
+      lower::check(cfg, tuned, from, lim);
+      lower::check(tuning::carry_over(cfg, from, here), target, here, lim);
+      return cfg;
+    } catch (const mdh::error&) {
+    }
+  }
+  FAIL("no configuration carries over");
+  return lower::config{};
+}
 }  // namespace
 
 TEST_CASE("a new log starts from what earlier runs found: the parameter file, a set-aside log") {
@@ -269,23 +289,9 @@ TEST_CASE("a search starts from the nearest other shape's tuned configuration, c
   tuning::opencl_target target(ctx, 1);
   const auto lim = target.limits();
   const std::vector<std::int64_t> near{37, 29, 41}, far{150, 140, 160}, here{40, 31, 45};
-  // a valid configuration at `from` that is still valid carried over to `here`
   std::mt19937_64 rng(3);
-  auto tuned_at = [&](const std::vector<std::int64_t>& from) {
-    auto space = tuning::make_search_space(mm.ir(), from, lim);
-    for (int k = 0; k < 2000; ++k) {
-      auto cfg = tuning::to_config(space.to_configuration(space.random_point(rng)), mm.ir(), from);
-      try {
-        lower::check(cfg, mm.ir(), from, lim);
-        lower::check(tuning::carry_over(cfg, from, here), mm.ir(), here, lim);
-        return cfg;
-      } catch (const mdh::error&) {
-      }
-    }
-    FAIL("no configuration carries over");
-    return lower::config{};
-  };
-  const lower::config at_near = tuned_at(near), at_far = tuned_at(far);
+  const lower::config at_near = carried_config(mm.ir(), mm.ir(), near, here, lim, rng),
+                      at_far = carried_config(mm.ir(), mm.ir(), far, here, lim, rng);
   auto record = [&](const std::vector<std::int64_t>& s, const lower::config& cfg,
                     const tuning::device_id& dev) {
     return tuning::parameter_record{tuning::workload::of(mm.ir(), s), dev, cfg, 1.0};
@@ -338,19 +344,7 @@ TEST_CASE("a product with an epilogue starts from the bare product tuned in anot
   const std::vector<std::int64_t> near{36, 30, 40}, here{40, 31, 45};
   // a configuration of the bare product at `near` that is valid for the epilogue at `here`
   std::mt19937_64 rng(5);
-  lower::config at_near;
-  bool found = false;
-  auto space = tuning::make_search_space(mm.ir(), near, lim);
-  for (int k = 0; k < 2000 && !found; ++k) {
-    auto cfg = tuning::to_config(space.to_configuration(space.random_point(rng)), mm.ir(), near);
-    try {
-      lower::check(cfg, mm.ir(), near, lim);
-      lower::check(tuning::carry_over(cfg, near, here), mb.ir(), here, lim);
-      at_near = cfg, found = true;
-    } catch (const mdh::error&) {
-    }
-  }
-  REQUIRE(found);
+  const lower::config at_near = carried_config(mm.ir(), mb.ir(), near, here, lim, rng);
   tuning::write_parameter_file(
       tuned / tuning::file_name(tuning::workload::of(mm.ir(), near)),
       tuning::parameter_record{tuning::workload::of(mm.ir(), near), target.id(), at_near, 1.0});
