@@ -10,7 +10,6 @@
 // - NVRTC compiles every generated CUDA kernel for sm_90 (BERT-base sizes and the small ones).
 #include <doctest/doctest.h>
 
-#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -62,22 +61,10 @@ struct attention_data {
     return {view("Q"), view("K"), buffer_ref(mask), view("V")};
   }
   // two reductions in sequence (tuning::reduction_length of a with_producer pair)
-  double tolerance() const {
-    return tuning::tolerance(scalar_type_of<T>(),
-                             tuning::reduction_length(ops::attention<T>(s).ir(), sizes));
+  std::int64_t reduction_length() const {
+    return tuning::reduction_length(ops::attention<T>(s).ir(), sizes);
   }
 };
-
-template <class T>
-double relative_l2(const host_tensor<T>& got, const host_tensor<T>& want) {
-  double d = 0, n = 0;
-  for (std::int64_t k = 0; k < want.size(); ++k) {
-    const double g = double(got.data()[k]), w = double(want.data()[k]);
-    if (!std::isfinite(g)) return INFINITY;
-    d += (g - w) * (g - w), n += w * w;
-  }
-  return std::sqrt(d / n);
-}
 
 }  // namespace
 
@@ -202,9 +189,8 @@ void run_on_opencl(int random_configs, std::uint64_t seed) {
       const auto in = data.inputs(att);
       std::vector<buffer_ref> out{buffer_ref(got)};
       prog.run(in, out);
-      const double err = relative_l2(got, want);
-      INFO("relative L2 error ", err, " (bound ", data.tolerance(), ")");
-      CHECK(err <= data.tolerance());
+      const std::string why = tuning::compare(got, want, data.reduction_length());
+      CHECK_MESSAGE(why.empty(), why);
     }
   }
 }
