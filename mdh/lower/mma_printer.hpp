@@ -88,14 +88,20 @@ class mma_printer {
   }
   static std::string ev(std::size_t d) { return "e" + std::to_string(d); }
 
+  // The stride of each of `dims` in their row-major linear index (the last fastest).
+  std::vector<std::int64_t> row_major_weights(const std::vector<std::size_t>& dims) const {
+    std::int64_t w = 1;
+    std::vector<std::int64_t> W(dims.size());
+    for (std::size_t j = dims.size(); j-- > 0;) W[j] = w, w *= p_.sizes[dims[j]];
+    return W;
+  }
+
   // const idx_t e<d> = ... for `dims` from the linear index `id` (row-major, the last fastest).
   void decode(const std::string& id, const std::vector<std::size_t>& dims,
               const std::string& what) {
     if (dims.empty()) return;
     out_.line("// " + what);
-    std::int64_t w = 1;
-    std::vector<std::int64_t> W(dims.size());
-    for (std::size_t j = dims.size(); j-- > 0;) W[j] = w, w *= p_.sizes[dims[j]];
+    const std::vector<std::int64_t> W = row_major_weights(dims);
     for (std::size_t j = 0; j < dims.size(); ++j)
       out_.line("const idx_t " + ev(dims[j]) + " = (" + id + " / " + num(W[j]) + ") % " +
                 num(p_.sizes[dims[j]]) + ";");
@@ -111,9 +117,7 @@ class mma_printer {
   void decode_axis(const std::vector<std::size_t>& dims, const std::string& axis) {
     if (dims.size() == 1) return;
     const std::string lin = axis_index(dims, axis);
-    std::int64_t w = 1;
-    std::vector<std::int64_t> W(dims.size());
-    for (std::size_t j = dims.size(); j-- > 0;) W[j] = w, w *= p_.sizes[dims[j]];
+    const std::vector<std::int64_t> W = row_major_weights(dims);
     std::string line;
     for (std::size_t j = 0; j < dims.size(); ++j) {
       std::string e = W[j] == 1 ? lin : lin + " / " + num(W[j]);
