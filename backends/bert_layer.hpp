@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The BERT encoder layer (expressions/bert_layer.hpp) on a device: its tensors and its nine
-// kernels as a kernel_sequence, each kernel configured from the parameter files of a folder
-// (or the default configuration) or by a function of the caller's (tests: random
-// configurations).
+// The BERT encoder layer (expressions/bert_layer.hpp) on a device: its tensors and its seven
+// (or, with three attention kernels, nine) kernels as a kernel_sequence, each kernel configured
+// from the parameter files of a folder (or the default configuration) or by a function of the
+// caller's (tests: random configurations).
 //
 //   cuda::device dev;
 //   auto layer = mdh::load_bert_layer<float>(mdh::cuda_sequence_backend{&dev}, shape, "params");
@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <backends/bert_attention_form.hpp>
 #include <backends/kernel_sequence.hpp>
 #include <expressions/bert_layer.hpp>
 #include <mdh/lower/lower.hpp>
@@ -32,35 +33,46 @@ struct stage_plan {
 // The layer with element type T: every tensor of ops::bert_layer_tensors on the device (zero),
 // and the stages in order, stage k's kernel = plan_of(stage, computation).plan.
 template <class T, class Backend, class PlanOf>
-kernel_sequence<Backend> load_bert_layer(Backend backend, const ops::bert_shape& s,
-                                         PlanOf&& plan_of) {
+kernel_sequence<Backend> load_bert_layer(
+    Backend backend, const ops::bert_shape& s, PlanOf&& plan_of,
+    ops::attention_form form = ops::attention_form::one_kernel) {
   kernel_sequence<Backend> seq(std::move(backend));
-  for (auto& t : ops::bert_layer_tensors(s)) seq.add_tensor(t.name, scalar_type_of<T>(), t.shape);
-  ops::for_each_bert_stage<T>(s, [&](const ops::bert_stage& st, const auto& comp) {
-    stage_plan p = plan_of(st, comp);
-    seq.add_step(st.name, std::move(p.plan), st.inputs, st.outputs, std::move(p.origin));
-  });
+  for (auto& t : ops::bert_layer_tensors(s, form))
+    seq.add_tensor(t.name, scalar_type_of<T>(), t.shape);
+  ops::for_each_bert_stage<T>(
+      s,
+      [&](const ops::bert_stage& st, const auto& comp) {
+        stage_plan p = plan_of(st, comp);
+        seq.add_step(st.name, std::move(p.plan), st.inputs, st.outputs, std::move(p.origin));
+      },
+      form);
   return seq;
 }
 
 // The layer with each stage's configuration from `params` (a folder of parameter files, as
 // mdh-tune tune-layer writes it; it may not exist): the record for the stage's workload and
-// this device, else the default configuration (origin "default configuration"). A file that
-// is meant for a stage but cannot be used is named on `warn`.
+// this device, else the default configuration (origin "default configuration"); the attention
+// in the form choose_attention_form picks (written to *chosen when given). A file that is meant
+// for a stage but cannot be used is named on `warn`.
 template <class T, class Backend>
 kernel_sequence<Backend> load_bert_layer(Backend backend, const ops::bert_shape& s,
                                          const std::filesystem::path& params,
-                                         std::ostream* warn = nullptr) {
+                                         std::ostream* warn = nullptr,
+                                         attention_form_choice* chosen = nullptr) {
   const auto limits = backend.limits();
   const auto dev = tuning::device_id_of(backend.name(), limits);
+  const auto form = choose_attention_form<T>(s, params, dev);
+  if (chosen) *chosen = form;
   return load_bert_layer<T>(
-      std::move(backend), s, [&](const ops::bert_stage& st, const auto& comp) {
+      std::move(backend), s,
+      [&](const ops::bert_stage& st, const auto& comp) {
         auto choice =
             tuning::choose_configuration(comp.ir(), st.sizes, params, dev, limits, nullptr);
         if (warn)
           for (auto& why : choice.unusable) *warn << why << "\n";
         return stage_plan{lower::lower(comp.ir(), st.sizes, choice.config, limits), choice.origin};
-      });
+      },
+      form.form);
 }
 
 // The stages of a loaded layer that run the default configuration.

@@ -52,7 +52,10 @@ nlohmann::json bench_one(const cuda::device& dev, const ops::bert_shape& s, cons
                          const fs::path& params, const fs::path& dump, bench::l2_flush& flush,
                          const tuning::cuda_timing& timing) {
   nlohmann::json j;
-  auto layer = load_bert_layer<T>(cuda_sequence_backend{&dev}, s, params, &std::cerr);
+  attention_form_choice form;
+  auto layer = load_bert_layer<T>(cuda_sequence_backend{&dev}, s, params, &std::cerr, &form);
+  j["attention_form"] = ops::to_string(form.form);
+  j["attention_form_why"] = form.why;
   auto inputs = ops::bert_reference::random_inputs<T>(s, 42);
   for (auto& [name, t] : inputs) layer.upload(name, t);
   cuda::stream st;

@@ -69,6 +69,8 @@ def report(ours, peers, commit):
         if err is not None:
             lines += [f"ours vs float64: relative L2 error {err:.3g} (bound {p.get('bound', 0):.3g}): "
                       + ("matches" if p.get("ours_ok") else "**DIFFERS**"), ""]
+        if o.get("attention_form"):
+            lines += [f"attention: {o['attention_form']} ({o.get('attention_form_why', '')})", ""]
         lines += ["| layer | per call | graph | per call ratio | graph ratio | error |",
                   "|---|---|---|---|---|---|"]
         opc, ogr = o.get("per_call_us"), o.get("graph_us")
@@ -102,8 +104,13 @@ def report(ours, peers, commit):
                              f"{us(e.get('per_call_us'))} | {us(e.get('graph_us'))} | {origin} |")
             lines.append("")
             ours_a, sdpa_a = o.get("attention_alone"), sdpa_stages.get("attention")
+            three = [o["stages"].get(k) for k in ("scores", "softmax", "context")]
+            if not ours_a and all(three):  # the three-kernel form: its stages added up
+                ours_a = {k: sum(t[k] for t in three) for k in ("per_call_us", "graph_us")
+                          if all(t.get(k) is not None for t in three)}
             if ours_a and sdpa_a:
-                lines.append(f"Attention alone (one kernel) against eager scaled_dot_product_attention: "
+                form = "one kernel" if o.get("attention_alone") else "three kernels, added up"
+                lines.append(f"Attention alone ({form}) against eager scaled_dot_product_attention: "
                              f"per call {us(ours_a.get('per_call_us'))} vs {us(sdpa_a.get('per_call_us'))} "
                              f"({ratio(sdpa_a.get('per_call_us'), ours_a.get('per_call_us'))}), graph "
                              f"{us(ours_a.get('graph_us'))} vs {us(sdpa_a.get('graph_us'))} "

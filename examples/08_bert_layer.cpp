@@ -102,9 +102,10 @@ std::string tune_command(const options& o, const std::string& type) {
 // Loads, runs once, checks against the reference; then `time_stage(k)` (ms of stage k) and
 // `time_layer()` (ms of the whole layer) for the table. Returns false when the output differs.
 template <class T, class Seq, class TimeStage, class TimeLayer>
-bool run_and_report(Seq& layer, const options& o, const std::string& type, TimeStage&& time_stage,
-                    TimeLayer&& time_layer) {
+bool run_and_report(Seq& layer, const attention_form_choice& form, const options& o,
+                    const std::string& type, TimeStage&& time_stage, TimeLayer&& time_layer) {
   namespace ref = ops::bert_reference;
+  std::printf("  attention: %s (%s)\n", ops::to_string(form.form), form.why.c_str());
   if (auto d = default_configured_stages(layer); !d.empty()) {
     std::string list;
     for (auto& n : d) list += (list.empty() ? "" : ", ") + n;
@@ -142,7 +143,9 @@ bool run_type(const options& o, const std::string& type) {
 #if MDH_WITH_CUDA
   if (tuning::cuda_device_present()) {
     static cuda::device dev(0);
-    auto layer = load_bert_layer<T>(cuda_sequence_backend{&dev}, o.shape, o.params, &std::cerr);
+    attention_form_choice form;
+    auto layer =
+        load_bert_layer<T>(cuda_sequence_backend{&dev}, o.shape, o.params, &std::cerr, &form);
     cuda::stream s;
     auto events_ms = [&](auto&& enqueue) {
       enqueue();  // warm-up
@@ -162,20 +165,22 @@ bool run_type(const options& o, const std::string& type) {
     std::printf("BERT layer (%s) on %s (cuda), %s, mean of %d back-to-back launches:\n",
                 o.shape.str().c_str(), dev.limits().name.c_str(), type.c_str(), o.reps);
     return run_and_report<T>(
-        layer, o, type,
+        layer, form, o, type,
         [&](std::size_t k) { return events_ms([&] { layer.launch_step(k, s.get()); }); },
         [&] {
           const double per_call = events_ms([&] { layer.launch(s.get()); });
           cuda::graph g(s.get(), [&](CUstream st) { layer.launch(st); });
           const double replay = events_ms([&] { g.launch(s.get()); });
-          std::printf("  %-10s %12.4f  (seven launches)\n  %-10s %12.4f  (one CUDA graph)\n",
+          std::printf("  %-10s %12.4f  (one launch per stage)\n  %-10s %12.4f  (one CUDA graph)\n",
                       "layer", per_call, "graph", replay);
         });
   }
 #endif
 #if MDH_WITH_OPENCL
   static opencl::context ctx;
-  auto layer = load_bert_layer<T>(opencl_sequence_backend{&ctx}, o.shape, o.params, &std::cerr);
+  attention_form_choice form;
+  auto layer =
+      load_bert_layer<T>(opencl_sequence_backend{&ctx}, o.shape, o.params, &std::cerr, &form);
   auto wall_ms = [&](auto&& enqueue) {
     enqueue();
     layer.finish();
@@ -189,9 +194,9 @@ bool run_type(const options& o, const std::string& type) {
   std::printf("BERT layer (%s) on %s (opencl), %s, mean of %d runs:\n", o.shape.str().c_str(),
               ctx.limits().name.c_str(), type.c_str(), o.reps);
   return run_and_report<T>(
-      layer, o, type, [&](std::size_t k) { return wall_ms([&] { layer.launch_step(k); }); },
+      layer, form, o, type, [&](std::size_t k) { return wall_ms([&] { layer.launch_step(k); }); },
       [&] {
-        std::printf("  %-10s %12.4f  (seven launches)\n", "layer",
+        std::printf("  %-10s %12.4f  (one launch per stage)\n", "layer",
                     wall_ms([&] { layer.launch(); }));
       });
 #else

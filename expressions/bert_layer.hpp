@@ -11,10 +11,12 @@
 // with T = batch * seq tokens. The projection writes QKV as [batch, seq, 3, heads, d] (the
 // product's [T, 3*hidden] row by row); the attention reads its Q, K and V slices straight from
 // there through affine index functions and writes the context as [batch, seq, hidden]: no
-// transposes, no copies. The attention is one md_hom (expressions/attention.hpp: the scores
-// produced tile by tile inside the online-softmax-times-V kernel); attention_scores,
-// softmax and attention_context below are the same attention as three computations (the
-// layer before issue 20 item 2; tests and comparisons).
+// transposes, no copies. The attention has two forms (attention_form): one md_hom
+// (expressions/attention.hpp: the scores produced tile by tile inside the online-softmax-times-V
+// kernel), or three computations - attention_scores, the fused softmax and attention_context
+// below - with the scores in memory. Which is faster depends on the type and the sizes (in bf16
+// the three-kernel form's two products run on the tensor cores, the one kernel on the SIMT
+// cores), so both are tuned and the loader runs the faster (backends/bert_layer.hpp).
 #pragma once
 
 #include <cmath>
@@ -106,7 +108,18 @@ struct bert_stage {
   std::string name;
   std::vector<std::string> inputs, outputs;
   std::vector<std::int64_t> sizes;
+  bool attention = false;  // one of the stages that only one attention_form has
 };
+
+// How the layer computes softmax(Q K^T * scale + mask) V.
+enum class attention_form {
+  one_kernel,     // "attention": one md_hom, the scores never in memory
+  three_kernels,  // "scores", "softmax", "context": the scores and P as [batch, heads, seq, seq]
+};
+
+inline const char* to_string(attention_form f) {
+  return f == attention_form::one_kernel ? "one kernel" : "three kernels";
+}
 
 // A tensor of the layer: name, shape as the layer holds it, and whether the
 // caller provides it (input or weight) or a stage writes it.
@@ -116,11 +129,13 @@ struct bert_tensor {
   bool given = false;
 };
 
-// The layer's tensors: the input X, the padding mask, the weights, then every stage's outputs.
-inline std::vector<bert_tensor> bert_layer_tensors(const bert_shape& s) {
+// The layer's tensors: the input X, the padding mask, the weights, then every stage's outputs
+// (with three attention kernels, also the scores, the softmax's row max and sum, and P).
+inline std::vector<bert_tensor> bert_layer_tensors(
+    const bert_shape& s, attention_form form = attention_form::one_kernel) {
   s.check();
-  const std::int64_t T = s.tokens(), N = s.hidden, F = s.ffn, B = s.batch, S = s.seq;
-  return {
+  const std::int64_t T = s.tokens(), N = s.hidden, F = s.ffn, B = s.batch, S = s.seq, H = s.heads;
+  std::vector<bert_tensor> t{
       {"X", {T, N}, true},     {"mask", {B, S}, true},  {"Wqkv", {N, 3 * N}, true},
       {"bqkv", {3 * N}, true}, {"Wo", {N, N}, true},    {"bo", {N}, true},
       {"gamma1", {N}, true},   {"beta1", {N}, true},    {"W1", {N, F}, true},
@@ -131,14 +146,22 @@ inline std::vector<bert_tensor> bert_layer_tensors(const bert_shape& s) {
       {"F2", {T, N}, false},   {"ln2_sum", {T}, false}, {"ln2_sq", {T}, false},
       {"Y", {T, N}, false},
   };
+  if (form == attention_form::three_kernels)
+    t.insert(t.end(), {{"scores", {B, H, S, S}, false},
+                       {"max", {B * H * S}, false},
+                       {"sum", {B * H * S}, false},
+                       {"P", {B, H, S, S}, false}});
+  return t;
 }
 
-// Calls visit(stage, computation) for the seven stages in order; `computation` is an
-// mdh::computation (with an epilogue for the products), an mdh::fuse pair (layernorm) or the
-// attention's mdh::with_producer pair. Element type T: float (fp32) or mdh::bf16 / mdh::f16 (16-bit
-// storage, float arithmetic and accumulation).
+// Calls visit(stage, computation) for the stages in order (seven with the one-kernel attention,
+// nine with three); `computation` is an mdh::computation (with an epilogue for the products and
+// the scores), an mdh::fuse pair (layernorm, softmax) or the one-kernel attention's
+// mdh::with_producer pair. Element type T: float (fp32) or mdh::bf16 / mdh::f16 (16-bit storage,
+// float arithmetic and accumulation).
 template <class T = float, class Visit>
-void for_each_bert_stage(const bert_shape& s, Visit&& visit) {
+void for_each_bert_stage(const bert_shape& s, Visit&& visit,
+                         attention_form form = attention_form::one_kernel) {
   s.check();
   const std::int64_t T_ = s.tokens(), N = s.hidden, F = s.ffn, B = s.batch, S = s.seq, H = s.heads,
                      D = s.head_dim();
@@ -146,8 +169,17 @@ void for_each_bert_stage(const bert_shape& s, Visit&& visit) {
     return fuse("layernorm", layernorm_stats<T>(), layernorm_normalize<T>(N));
   };
   visit(bert_stage{"qkv", {"X", "Wqkv", "bqkv"}, {"QKV"}, {T_, 3 * N, N}}, matmul_bias<T>());
-  visit(bert_stage{"attention", {"QKV", "QKV", "mask", "QKV"}, {"ctx"}, {B, H, S, D, S, D}},
-        attention<T>(s));
+  if (form == attention_form::one_kernel) {
+    visit(bert_stage{"attention", {"QKV", "QKV", "mask", "QKV"}, {"ctx"}, {B, H, S, D, S, D}, true},
+          attention<T>(s));
+  } else {
+    visit(bert_stage{"scores", {"QKV", "QKV", "mask"}, {"scores"}, {B, H, S, S, D}, true},
+          attention_scores<T>(s));
+    visit(bert_stage{"softmax", {"scores"}, {"max", "sum", "P"}, {B * H * S, S}, true},
+          fuse("softmax", softmax_stats<T>(), softmax_normalize<T>()));
+    visit(bert_stage{"context", {"P", "QKV"}, {"ctx"}, {B, H, S, D, S}, true},
+          attention_context<T>(s));
+  }
   visit(bert_stage{"attn_out", {"ctx", "Wo", "bo", "X"}, {"attn"}, {T_, N, N}},
         matmul_bias_residual<T>());
   visit(bert_stage{"ln1", {"attn", "gamma1", "beta1"}, {"ln1_sum", "ln1_sq", "H1"}, {T_, N}},

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <backends/bert_attention_form.hpp>
 #include <expressions/bert_layer.hpp>
 #include <tools/cli.hpp>
 
@@ -21,9 +22,10 @@ namespace mdh::tuning::cli {
 inline const char* usage_tune_layer =
     "usage: mdh-tune tune-layer bert --batch N --seq N [options]\n"
     "  Tunes every computation of a BERT encoder layer (expressions/bert_layer.hpp: QKV\n"
-    "  projection, attention scores, softmax, context, output projection, layernorm, FFN up,\n"
-    "  FFN down), each distinct computation and size once, and writes all parameter files to\n"
-    "  DIR (logs in DIR/logs; the same command again resumes from them).\n"
+    "  projection, the attention as one kernel and as three - scores, softmax, context -,\n"
+    "  output projection, layernorm, FFN up, FFN down), each distinct computation and size\n"
+    "  once, and writes all parameter files to DIR (logs in DIR/logs; the same command again\n"
+    "  resumes from them). The layer then runs the attention form that tuned faster.\n"
     "  --batch N, --seq N  whole numbers >= 1 (required)\n"
     "  --hidden N          default 768 (a multiple of --heads)\n"
     "  --heads N           default 12\n"
@@ -114,7 +116,17 @@ int tune_layer_on(Target& target, const layer_options& lo) {
     std::string stages, file;
   };
   std::vector<item> items;
-  ops::for_each_bert_stage<T>(lo.shape, [&](const ops::bert_stage& st, const auto& comp) {
+  // every stage of the one-kernel layer, then the attention stages of the three-kernel one
+  auto each_stage = [&](auto&& visit) {
+    ops::for_each_bert_stage<T>(lo.shape, visit, ops::attention_form::one_kernel);
+    ops::for_each_bert_stage<T>(
+        lo.shape,
+        [&](const ops::bert_stage& st, const auto& comp) {
+          if (st.attention) visit(st, comp);
+        },
+        ops::attention_form::three_kernels);
+  };
+  each_stage([&](const ops::bert_stage& st, const auto& comp) {
     const auto file = file_name(workload::of(comp.ir(), st.sizes));
     for (auto& it : items)
       if (it.file == file) return void(it.stages += "," + st.name);
@@ -129,8 +141,8 @@ int tune_layer_on(Target& target, const layer_options& lo) {
   std::set<std::string> done;
   std::vector<atf::background_work> compiling;  // waited for before the target goes
   int rc = 0;
-  double layer_us = 0;
-  ops::for_each_bert_stage<T>(lo.shape, [&](const ops::bert_stage& st, const auto& comp) {
+  double layer_us = 0;  // the stages both forms have
+  each_stage([&](const ops::bert_stage& st, const auto& comp) {
     const auto w = workload::of(comp.ir(), st.sizes);
     const auto file = file_name(w);
     const auto it =
@@ -146,7 +158,7 @@ int tune_layer_on(Target& target, const layer_options& lo) {
       auto r = tune(comp, st.sizes, target, t);
       compiling.push_back(r.run.background);
       const auto uses = std::count(it->stages.begin(), it->stages.end(), ',') + 1;
-      layer_us += r.record.cost * double(uses);
+      if (!st.attention) layer_us += r.record.cost * double(uses);
       std::printf("%-18s %-20s %-22s %7llu %7llu %12.2f %12.2f  %s\n", it->stages.c_str(),
                   comp.ir().name.c_str(), mdh::to_string(st.sizes).c_str(),
                   (unsigned long long)r.run.evaluations, (unsigned long long)r.run.valid,
@@ -165,8 +177,11 @@ int tune_layer_on(Target& target, const layer_options& lo) {
                 (o.out / "logs").string().c_str());
     return 130;
   }
+  const auto form = choose_attention_form<T>(lo.shape, o.out, target.id());
+  const double attention_us = form.cost[int(form.form)];
+  std::printf("the attention: %s (%s)\n", ops::to_string(form.form), form.why.c_str());
   std::printf("the layer's kernels, one after the other: %.2f us (each stage's best time)\n",
-              layer_us);
+              layer_us + std::max(attention_us, 0.0));
   std::printf(
       "parameter files in %s; run the layer with: 08_bert_layer --params %s --type %s "
       "--batch %lld --seq %lld --hidden %lld --heads %lld --ffn %lld\n",

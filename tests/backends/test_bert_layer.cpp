@@ -9,6 +9,8 @@
 //   kernels produced (relative L2 error <= tuning::tolerance(type, its reduction length)), and
 //   the layer's output against the reference of the whole layer (<= 9 x the tolerance of the
 //   longest reduction: seven kernels, nine reductions, each within its own bound);
+// - the attention in its two forms (one kernel, three), and the loader's choice between them
+//   from the costs in a folder of parameter files;
 // - every stage compiled by NVRTC for sm_90 at BERT-base sizes (default, random SIMT and, for
 //   bf16 products, tensor-core configurations).
 #include <doctest/doctest.h>
@@ -90,33 +92,43 @@ TEST_CASE("bert_shape and the stage table") {
                        doctest::Contains("multiple of heads"), error);
   CHECK_THROWS_WITH_AS(ops::bert_shape({0, 8, 64, 4, 128}).check(), doctest::Contains("batch"),
                        error);
-  std::vector<std::string> names;
-  ops::for_each_bert_stage<float>(small, [&](const ops::bert_stage& st, const auto& comp) {
-    names.push_back(st.name);
-    // every tensor a stage names exists, with room for the stage's view of it
-    auto tensors = ops::bert_layer_tensors(small);
-    auto find = [&](const std::string& n) {
-      auto it = std::find_if(tensors.begin(), tensors.end(), [&](auto& t) { return t.name == n; });
-      REQUIRE(it != tensors.end());
-      return it->shape;
-    };
-    const auto& c = comp.ir();
-    auto ins = ir::kernel_inputs(c), outs = ir::kernel_outputs(c);
-    if constexpr (is_fused_v<std::decay_t<decltype(comp)>>) {
-      (void)ins, (void)outs;
-    } else {
-      REQUIRE(ins.size() == st.inputs.size());
-      REQUIRE(outs.size() == st.outputs.size());
-      for (std::size_t k = 0; k < ins.size(); ++k)
-        CHECK(element_count(comp.shape(ins[k].name, st.sizes)) <=
-              element_count(find(st.inputs[k])));
-      for (std::size_t k = 0; k < outs.size(); ++k)
-        CHECK(element_count(comp.shape(outs[k].name, st.sizes)) ==
-              element_count(find(st.outputs[k])));
-    }
-  });
-  CHECK(names == std::vector<std::string>{"qkv", "attention", "attn_out", "ln1", "ffn_up",
-                                          "ffn_down", "ln2"});
+  for (auto form : {ops::attention_form::one_kernel, ops::attention_form::three_kernels}) {
+    std::vector<std::string> names;
+    ops::for_each_bert_stage<float>(
+        small,
+        [&](const ops::bert_stage& st, const auto& comp) {
+          names.push_back(st.name);
+          // every tensor a stage names exists, with room for the stage's view of it
+          auto tensors = ops::bert_layer_tensors(small, form);
+          auto find = [&](const std::string& n) {
+            auto it =
+                std::find_if(tensors.begin(), tensors.end(), [&](auto& t) { return t.name == n; });
+            REQUIRE(it != tensors.end());
+            return it->shape;
+          };
+          const auto& c = comp.ir();
+          auto ins = ir::kernel_inputs(c), outs = ir::kernel_outputs(c);
+          if constexpr (is_fused_v<std::decay_t<decltype(comp)>>) {
+            (void)ins, (void)outs;
+          } else {
+            REQUIRE(ins.size() == st.inputs.size());
+            REQUIRE(outs.size() == st.outputs.size());
+            for (std::size_t k = 0; k < ins.size(); ++k)
+              CHECK(element_count(comp.shape(ins[k].name, st.sizes)) <=
+                    element_count(find(st.inputs[k])));
+            for (std::size_t k = 0; k < outs.size(); ++k)
+              CHECK(element_count(comp.shape(outs[k].name, st.sizes)) ==
+                    element_count(find(st.outputs[k])));
+          }
+        },
+        form);
+    if (form == ops::attention_form::one_kernel)
+      CHECK(names == std::vector<std::string>{"qkv", "attention", "attn_out", "ln1", "ffn_up",
+                                              "ffn_down", "ln2"});
+    else
+      CHECK(names == std::vector<std::string>{"qkv", "scores", "softmax", "context", "attn_out",
+                                              "ln1", "ffn_up", "ffn_down", "ln2"});
+  }
 }
 
 #if MDH_WITH_OPENCL
@@ -202,6 +214,57 @@ TEST_CASE("the BERT layer on OpenCL, fp32: default and random configurations") {
 
 TEST_CASE("the BERT layer on OpenCL, bf16: default and random configurations") {
   run_layer_sweep<bf16>(1, 2);
+}
+
+TEST_CASE("the attention form: the one whose tuned stages add up to less time runs") {
+  static opencl::context ctx;
+  const auto lim = ctx.limits();
+  const auto dev = tuning::device_id_of("opencl", lim);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("mdh_attention_form_" + std::to_string(std::random_device{}()));
+  std::filesystem::create_directories(dir);
+  // a record of the default configuration for each attention stage of `form`, costing `us`
+  auto write_records = [&](ops::attention_form form, double us) {
+    ops::for_each_bert_stage<float>(
+        small,
+        [&](const ops::bert_stage& st, const auto& comp) {
+          if (!st.attention) return;
+          const auto w = tuning::workload::of(comp.ir(), st.sizes);
+          nlohmann::json cfg = lower::default_config(comp.ir(), st.sizes);
+          tuning::write_parameter_file(dir / tuning::file_name(w), {w, dev, cfg, us});
+        },
+        form);
+  };
+  auto form_of = [&] { return choose_attention_form<float>(small, dir, dev); };
+  CHECK(form_of().form == ops::attention_form::one_kernel);  // nothing tuned
+  CHECK(form_of().why.find("neither") != std::string::npos);
+  write_records(ops::attention_form::three_kernels, 10);  // three stages: 30 us
+  CHECK(form_of().form == ops::attention_form::three_kernels);
+  CHECK(form_of().cost[1] == doctest::Approx(30));
+  write_records(ops::attention_form::one_kernel, 50);
+  CHECK(form_of().form == ops::attention_form::three_kernels);
+  CHECK(form_of().why == "tuned: one kernel 50 us, three kernels 30 us");
+  write_records(ops::attention_form::one_kernel, 20);
+  CHECK(form_of().form == ops::attention_form::one_kernel);
+  write_records(ops::attention_form::three_kernels, 5);
+
+  // the loader runs the three kernels from those files, and the layer still matches
+  auto inputs = ref::random_inputs<float>(small, 3);
+  const auto whole = ref::layer(ref::as_doubles(inputs), small);
+  attention_form_choice chosen;
+  auto layer = load_bert_layer<float>(opencl_sequence_backend{&ctx}, small, dir, nullptr, &chosen);
+  CHECK(chosen.form == ops::attention_form::three_kernels);
+  REQUIRE(layer.size() == 9);
+  CHECK(layer.at(1).name == "scores");
+  CHECK(layer.at(1).origin == dir.string());
+  for (auto& [name, t] : inputs) layer.upload(name, t);
+  layer.launch();
+  layer.finish();
+  check_layer<float>(layer, inputs, whole, "three-kernel attention from parameter files");
+  // the scores and P in memory match the reference's
+  CHECK(ref::relative_l2(ref::to_double(layer.download("P")), whole.at("P")) <=
+        tuning::tolerance(scalar_type::f32, small.head_dim()));
+  std::filesystem::remove_all(dir);
 }
 #endif
 
