@@ -248,14 +248,21 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
   };
   const bool tf32 = *s.instruction == lower::mma_instruction::m16n8k8_tf32;
   const std::size_t first = ps.size();
-  ps.emplace_back("mma", atf::set({int64_t{0}, int64_t{1}}));
+  // mma = 2 (wgmma, bf16/f16) on sm_90 devices only, with warpgroup tiles up to 64 x 256:
+  // elsewhere the space is that of before it
+  const bool wgmma = limits.cuda && limits.cc_major == 9 && !tf32;
+  ps.emplace_back("mma", wgmma ? atf::set({int64_t{0}, int64_t{1}, int64_t{2}})
+                               : atf::set({int64_t{0}, int64_t{1}}));
   ps.emplace_back("mma_m", dims(ir::contraction_role::m));
   ps.emplace_back("mma_n", dims(ir::contraction_role::n));
   ps.emplace_back("mma_k", dims(ir::contraction_role::k));
   ps.emplace_back("mma_warps_m", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
   ps.emplace_back("mma_warps_n", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
   ps.emplace_back("mma_tile_m", atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
-  ps.emplace_back("mma_tile_n", atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
+  ps.emplace_back(
+      "mma_tile_n",
+      wgmma ? atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}, int64_t{256}})
+            : atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
   ps.emplace_back("mma_tile_k", tf32 ? atf::set({int64_t{8}, int64_t{16}, int64_t{32}})
                                      : atf::set({int64_t{16}, int64_t{32}, int64_t{64}}));
   ps.emplace_back("mma_stages", atf::set({int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}}));
@@ -364,7 +371,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   for (const char* n : detail::kernel_names)
     m[n] = a.contains(prefix + n) ? a.get<std::int64_t>(prefix + n)
                                   : std::int64_t(lower::block_combine::second_kernel);
-  if (prefix.empty() && a.contains("mma") && a.get<std::int64_t>("mma") == 1) {
+  if (prefix.empty() && a.contains("mma") && a.get<std::int64_t>("mma") != 0) {
     for (const char* n : detail::mma_names) m[n] = a.get<std::int64_t>(n);
     for (auto& n : detail::mma_optional_names(comp))
       if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
@@ -372,10 +379,10 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
 
-// Configurations with the same key configure the same kernel: the tensor-core kernel (mma = 1)
-// reads only the mma_* parameters, so its key leaves the SIMT ones out.
+// Configurations with the same key configure the same kernel: the tensor-core kernel (mma = 1 or
+// 2) reads only the mma_* parameters, so its key leaves the SIMT ones out.
 inline std::string kernel_key(const lower::config& c) {
-  if (c.mma.on != 1) return nlohmann::json(c).dump();
+  if (c.mma.on == 0) return nlohmann::json(c).dump();
   std::map<std::string, std::int64_t> m;
   const auto all = lower::to_full_map(c);
   for (const char* n : detail::mma_names) m[n] = all.at(n);

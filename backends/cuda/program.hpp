@@ -20,11 +20,14 @@
 
 namespace mdh::cuda {
 
-// Emits and compiles a plan for `arch` (e.g. "sm_90"); needs NVRTC only, no device.
+// Emits and compiles a plan for `arch` (e.g. "sm_90"; a wgmma plan for "sm_90" is compiled for
+// "sm_90a"); needs NVRTC only, no device.
 inline std::shared_ptr<const compiled_module> compile(
     const lower::kernel_plan& plan, const std::string& arch,
     module_cache& cache = default_module_cache()) {
   lower::dump(plan.name + ".plan.txt", lower::to_string(plan));
+  // wgmma (mma = 2) exists only in the architecture-specific sm_90a target
+  if (plan.mma.wgmma && arch == "sm_90") return cache.compile(emit(plan), plan.name, "sm_90a");
   return cache.compile(emit(plan), plan.name, arch);
 }
 

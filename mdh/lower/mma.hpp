@@ -102,6 +102,31 @@ inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_
   return x;
 }
 
+// wgmma (mma = 2): the tile of x (from mma_operand_tile) in wgmma's canonical layout: column
+// blocks of atom_cols elements, each a 32/64/128-byte swizzled atom (mma_operand). K-major
+// (k_contiguous): atom_cols = min(64, block_k) (block_k in {16, 32, 64, 128}); MN-major:
+// the largest of 64, 32, 16 dividing `mn_step` (the M/N distance between two descriptors' starts,
+// 64 for A, the warpgroup tile for B). Stages start 1024-byte aligned (the 128-byte swizzle
+// repeats every 1024 bytes of address).
+inline void wgmma_operand_layout(mma_operand& x, std::int64_t mn_step) {
+  const std::int64_t elem = std::int64_t(size_of(x.type));
+  const std::int64_t row_max = 128 / elem;  // elements in a 128-byte row
+  x.atom_cols = x.k_contiguous                 ? std::min(row_max, x.cols)
+                : mn_step % row_max == 0       ? row_max
+                : mn_step % (row_max / 2) == 0 ? row_max / 2
+                                               : row_max / 4;
+  const std::int64_t bytes = x.atom_cols * elem;  // the swizzle width
+  x.pitch = x.atom_cols;
+  x.swizzle_chunks = bytes / 16;
+  x.swizzle_rows = 8 / x.swizzle_chunks;
+  x.desc_mode = bytes == 128 ? 1 : bytes == 64 ? 2 : 3;
+  x.desc_sbo = 8 * bytes;                             // from one 8-row group to the next
+  x.desc_lbo = x.k_contiguous ? 16 : x.rows * bytes;  // K-major: unused (1); MN: atom blocks
+  x.tile = layout{{x.rows, x.cols}, {x.pitch, 1}};
+  x.stage_bytes = (x.rows * x.cols * elem + 1023) / 1024 * 1024;
+  x.load = mma_fragment_load::descriptor;
+}
+
 }  // namespace detail
 
 namespace passes {
@@ -135,7 +160,13 @@ inline void mma_tiles(kernel_plan& p) {
     return false;
   };
   m.warps_m = c.warps_m, m.warps_n = c.warps_n, m.warp_m = c.tile_m, m.warp_n = c.tile_n;
-  m.frags_m = m.warp_m / m.inst_m, m.frags_n = m.warp_n / m.inst_n;
+  m.wgmma = c.on == 2;
+  if (m.wgmma) {  // warpgroups of warp_m x warp_n, m64nNk16 with N = warp_n
+    m.inst_m = 64, m.inst_n = m.warp_n;
+    m.wgmma_depth = c.stages >= 3 ? 1 : 0;
+    m.copies_ahead = c.stages - 1 - m.wgmma_depth;
+  }
+  m.frags_m = m.warp_m / m.inst_m, m.frags_n = m.warp_n / (m.wgmma ? 8 : m.inst_n);
   m.block_m = m.warps_m * m.warp_m, m.block_n = m.warps_n * m.warp_n, m.block_k = c.tile_k;
   m.stages = c.stages;
   std::int64_t grid_z = 1, outer_k = 1;
@@ -149,16 +180,21 @@ inline void mma_tiles(kernel_plan& p) {
   m.k_tiles = ceil_div(m.size_k, m.block_k);
   m.steps = m.k_tiles * outer_k;
 
-  p.threads = m.warps_m * m.warps_n * 32;
+  p.threads = m.warps_m * m.warps_n * (m.wgmma ? 128 : 32);
   m.a = lower::detail::mma_operand_tile(p, s.contraction->a, m.m_dims, m.block_m, tf32,
                                         c.swizzle != 0, c.flip_a != 0);
   m.b = lower::detail::mma_operand_tile(p, s.contraction->b, m.n_dims, m.block_n, tf32,
                                         c.swizzle != 0, c.flip_b != 0);
+  if (m.wgmma) {
+    lower::detail::wgmma_operand_layout(m.a, 64);
+    lower::detail::wgmma_operand_layout(m.b, m.warp_n);
+  }
   m.a.offset_bytes = 0;
   m.b.offset_bytes = m.stages * m.a.stage_bytes;
   p.tiles_bytes = m.stages * (m.a.stage_bytes + m.b.stage_bytes);
   p.scratch_bytes = 0;
   p.shared_bytes = p.tiles_bytes;
+  if (m.wgmma) p.shared_bytes += 1024;  // the kernel aligns the pool to 1024 bytes itself
 
   m.out_type = p.comp.outputs[0].type;
   for (std::size_t a = 0; a < p.comp.outputs[0].accesses.size(); ++a) {
@@ -237,6 +273,27 @@ config draw_mma_config(const ir::computation& comp, const std::vector<std::int64
                        dims(ir::contraction_role::n).size() > 1 ||
                        dims(ir::contraction_role::k).size() > 1;
   if (several) c.mma.flip_a = pick({0, 1}), c.mma.flip_b = pick({0, 1});
+  return c;
+}
+
+// A random configuration with mma = 2 (wgmma) for `comp` (bf16 or f16 factors): the axes, fusion
+// and flips as draw_mma_config draws them, warpgroup tiles instead of warp tiles; may break rules
+// over the finished plan (shared memory) and the accumulator bound - callers draw until check()
+// passes (random_wgmma_config in random_config.hpp does).
+template <class Rng>
+config draw_wgmma_config(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+                         Rng& rng) {
+  auto pick = [&](const std::vector<std::int64_t>& v) {
+    return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
+  };
+  config c = draw_mma_config(comp, sizes, rng);
+  c.mma.on = 2;
+  c.mma.warps_m = pick({1, 2});
+  c.mma.warps_n = pick({1, 2});
+  c.mma.tile_m = pick({64, 64, 128});
+  c.mma.tile_n = pick({16, 32, 48, 64, 96, 128, 192, 256});
+  c.mma.tile_k = pick({16, 32, 64, 128});
+  c.mma.swizzle = 1;
   return c;
 }
 

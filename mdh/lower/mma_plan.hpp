@@ -22,6 +22,12 @@ enum class mma_instruction : std::uint8_t { m16n8k16_bf16, m16n8k16_f16, m16n8k8
 constexpr std::int64_t mma_instruction_k(mma_instruction i) {
   return i == mma_instruction::m16n8k8_tf32 ? 8 : 16;
 }
+// The warpgroup instruction of mma = 2 (sm_90a): m64nNk16 (bf16, f16), D in f32 registers, A and
+// B from shared memory through matrix descriptors.
+inline std::string wgmma_ptx(mma_instruction i, std::int64_t n) {
+  return "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32" +
+         (i == mma_instruction::m16n8k16_f16 ? ".f16.f16" : ".bf16.bf16");
+}
 inline std::string mma_ptx(mma_instruction i) {
   switch (i) {
     case mma_instruction::m16n8k16_bf16:
@@ -39,10 +45,12 @@ enum class mma_fragment_load : std::uint8_t {
   ldmatrix,        // ldmatrix.sync.aligned.m8n8.x4.shared.b16: tile rows are M (or N), K contiguous
   ldmatrix_trans,  // the same with .trans: tile rows are K, M (or N) contiguous
   scalar,          // 32-bit shared loads, rounded by cvt.rna.tf32.f32 (TF32)
+  descriptor,      // wgmma reads the tile itself through a matrix descriptor (mma = 2)
 };
 inline const char* to_string(mma_fragment_load f) {
   return f == mma_fragment_load::ldmatrix         ? "ldmatrix.x4"
          : f == mma_fragment_load::ldmatrix_trans ? "ldmatrix.x4.trans"
+         : f == mma_fragment_load::descriptor     ? "wgmma matrix descriptors"
                                                   : "32-bit loads + cvt.rna.tf32";
 }
 
@@ -75,14 +83,50 @@ struct mma_operand {
   std::vector<std::int64_t> coeff;     // the flat access: offset = sum_d coeff[d] * e_d + constant
   std::int64_t constant = 0;
   mma_fragment_load load = mma_fragment_load::ldmatrix;
+  // wgmma (mma = 2) only; 0 elsewhere. The tile is stored in column blocks ("swizzle atoms") of
+  // atom_cols elements each, block after block: element (r, c) of the formula above is that of
+  // (r, c % atom_cols) in a tile of atom_cols columns (pitch = atom_cols), plus
+  // (c / atom_cols) * rows * atom_cols. atom_cols * element size is the swizzle width in bytes
+  // (32, 64 or 128), and swizzle_chunks / swizzle_rows those of wgmma's swizzle modes, so the
+  // tile is the canonical K-major (k_contiguous) or MN-major layout of the PTX ISA. The matrix
+  // descriptor's fields: desc_lbo / desc_sbo (bytes) and desc_mode (1: 128B, 2: 64B, 3: 32B).
+  std::int64_t atom_cols = 0;
+  std::int64_t desc_lbo = 0, desc_sbo = 0, desc_mode = 0;
   friend bool operator==(const mma_operand&, const mma_operand&) = default;
 };
 
 // The element offset of tile element (r, c) of `o` within one stage (the formula above; the
 // printer spells the same in C).
 inline std::int64_t tile_offset(const mma_operand& o, std::int64_t r, std::int64_t c) {
+  if (o.atom_cols > 0) {
+    const std::int64_t block = (c / o.atom_cols) * o.rows * o.atom_cols;
+    c %= o.atom_cols;
+    return block + r * o.pitch +
+           ((c / o.chunk) ^ ((r / o.swizzle_rows) % o.swizzle_chunks)) * o.chunk + c % o.chunk;
+  }
   return r * o.pitch + ((c / o.chunk) ^ ((r / o.swizzle_rows) % o.swizzle_chunks)) * o.chunk +
          c % o.chunk;
+}
+
+// wgmma (mma = 2): the byte offset within one stage of operand o's tile at which the matrix
+// descriptor of one instruction starts: its M (N) rows from mn0 on (a multiple of 64 for A, of
+// the warpgroup tile for B; either a multiple of atom_cols where the tile is MN-major), its K
+// slice from kk on (a multiple of 16). K-major: the atom block of kk, row mn0, kk's bytes within
+// the 32/64/128-byte row (the swizzle applies to the address bits, so a start inside the row
+// reads the same pattern); MN-major: the atom block of mn0, K row kk.
+inline std::int64_t wgmma_desc_offset(const mma_operand& o, std::int64_t mn0, std::int64_t kk) {
+  const std::int64_t elem = 16 / o.chunk, block = o.rows * o.atom_cols * elem;
+  if (o.k_contiguous)
+    return (kk / o.atom_cols) * block + mn0 * o.atom_cols * elem + (kk % o.atom_cols) * elem;
+  return (mn0 / o.atom_cols) * block + kk * o.atom_cols * elem;
+}
+
+// wgmma: the matrix descriptor of operand o without its start address (bits 0-13): bits 16-29
+// the leading dimension byte offset >> 4, 32-45 the stride dimension byte offset >> 4, 62-63
+// the swizzle mode (PTX ISA, "Matrix Descriptor Format").
+inline std::uint64_t wgmma_desc_hi(const mma_operand& o) {
+  return (std::uint64_t(o.desc_lbo >> 4) << 16) | (std::uint64_t(o.desc_sbo >> 4) << 32) |
+         (std::uint64_t(o.desc_mode) << 62);
 }
 
 // A write of the epilogue: access `access` of the output, as a flat affine offset.
@@ -95,6 +139,14 @@ struct mma_write {
 
 struct mma_plan {
   bool on = false;
+  // mma = 2: warpgroup MMA (wgmma.mma_async, sm_90a). warps_m / warps_n then count warpgroups
+  // (4 warps each), warp_m / warp_n are one warpgroup's tile (warp_m a multiple of 64: frags_m
+  // instructions m64nNk16 along M, N = warp_n; frags_n = warp_n / 8 accumulator groups of 4, in
+  // the fragment layout of mma.sync's C repeated: warp w of the warpgroup holds rows 16w..16w+15
+  // of each 64). wgmma_depth: wgmma groups left in flight at the end of a step (0, or 1 with 3 or
+  // more stages); copies_ahead = stages - 1 - wgmma_depth steps are copied ahead.
+  bool wgmma = false;
+  std::int64_t wgmma_depth = 0, copies_ahead = 1;
   mma_instruction instruction = mma_instruction::m16n8k16_bf16;
   std::int64_t inst_m = 16, inst_n = 8, inst_k = 16;
   std::size_t m_dim = 0, n_dim = 0, k_dim = 0;  // each axis' innermost dimension
@@ -131,8 +183,9 @@ inline std::string axis_name(const std::vector<std::size_t>& dims,
 
 inline std::string to_string(const mma_plan& m, const std::vector<std::string>& dim_names) {
   std::ostringstream os;
-  os << "tensor cores: " << mma_ptx(m.instruction) << "\n  M=" << axis_name(m.m_dims, dim_names)
-     << " (" << m.size_m << ") N=" << axis_name(m.n_dims, dim_names) << " (" << m.size_n
+  os << "tensor cores: " << (m.wgmma ? wgmma_ptx(m.instruction, m.warp_n) : mma_ptx(m.instruction))
+     << "\n  M=" << axis_name(m.m_dims, dim_names) << " (" << m.size_m
+     << ") N=" << axis_name(m.n_dims, dim_names) << " (" << m.size_n
      << ") K=" << axis_name(m.k_dims, dim_names) << " (" << m.size_k << ")";
   auto list = [&](const std::vector<std::size_t>& v) {
     std::string s;
@@ -141,16 +194,20 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
   };
   os << " grid.z over [" << list(m.grid_dims) << "], K steps also over [" << list(m.outer_k_dims)
      << "]\n  block tile " << m.block_m << "x" << m.block_n << "x" << m.block_k << ", " << m.warps_m
-     << "x" << m.warps_n << " warps of " << m.warp_m << "x" << m.warp_n << " (" << m.frags_m << "x"
-     << m.frags_n << " instructions), " << m.stages << " stages, " << m.steps << " steps ("
-     << m.k_tiles << " K tiles)\n";
+     << "x" << m.warps_n << (m.wgmma ? " warpgroups of " : " warps of ") << m.warp_m << "x"
+     << m.warp_n << " (" << m.frags_m << "x" << m.frags_n
+     << (m.wgmma ? " accumulator groups), " : " instructions), ") << m.stages << " stages, "
+     << m.steps << " steps (" << m.k_tiles << " K tiles)\n";
   for (const mma_operand* o : {&m.a, &m.b}) {
     os << "  " << (o == &m.a ? "A" : "B") << ": input " << o->input << " access " << o->access
        << " tile " << o->rows << "x" << o->cols << " ("
        << axis_name(o->k_contiguous ? o->mn_dims : o->k_dims, dim_names) << " rows, "
        << axis_name(o->k_contiguous ? o->k_dims : o->mn_dims, dim_names) << " contiguous) pitch "
        << o->pitch;
-    if (o->swizzle_chunks > 1)
+    if (o->atom_cols > 0)
+      os << " in blocks of " << o->atom_cols << " columns, " << 16 * (o->atom_cols / o->chunk)
+         << "B-swizzled (descriptor lbo " << o->desc_lbo << " sbo " << o->desc_sbo << ")";
+    else if (o->swizzle_chunks > 1)
       os << " xor-swizzled (chunk ^ (row / " << o->swizzle_rows << ") % " << o->swizzle_chunks
          << ")";
     else

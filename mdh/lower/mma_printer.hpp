@@ -26,6 +26,7 @@ class mma_printer {
   mma_printer(const kernel_plan& p, const c_dialect& d) : p_(p), m_(p.mma), d_(d) {}
 
   std::string print(const kernel& k) {
+    if (m_.wgmma) return print_wgmma(k);
     const std::string T = num(p_.threads);
     out_.line("// Main kernel (tensor cores, " + mma_ptx(m_.instruction) + "): " + num(p_.blocks) +
               " blocks of " + T + " threads.");
@@ -143,11 +144,127 @@ class mma_printer {
   // for the compiler than r itself where r's other terms are multiples of 8.
   static std::string tile_offset(const mma_operand& o, const std::string& r, const std::string& c,
                                  const std::string& phase = "") {
+    if (o.atom_cols > 0) {  // wgmma: column blocks of atom_cols, each swizzled as a whole row
+      const std::string W = num(o.atom_cols), in = "(" + c + ") % " + W;
+      return "(" + c + ") / " + W + " * " + num(o.rows * o.atom_cols) + " + (" + r + ") * " + W +
+             " + ((((" + in + ") / " + num(o.chunk) + ") ^ (((" + r + ") / " + num(o.swizzle_rows) +
+             ") % " + num(o.swizzle_chunks) + ")) * " + num(o.chunk) + ") + (" + c + ") % " +
+             num(o.chunk);
+    }
     if (o.swizzle_chunks == 1) return "(" + r + ") * " + num(o.pitch) + " + (" + c + ")";
     const std::string ph = phase.empty() ? r : phase;
     return "(" + r + ") * " + num(o.pitch) + " + ((((" + c + ") / " + num(o.chunk) + ") ^ (((" +
            ph + ") / " + num(o.swizzle_rows) + ") % " + num(o.swizzle_chunks) + ")) * " +
            num(o.chunk) + ") + (" + c + ") % " + num(o.chunk);
+  }
+
+  // The kernel of mma = 2: warpgroups (128 threads each) issue wgmma.mma_async on descriptors of
+  // the shared tiles (laid out by wgmma_operand_layout, mma.hpp). Per step: wait for the step's
+  // cp.async copies, make them visible to the async proxy (fence.proxy.async), barrier; copy
+  // step + copies_ahead into the buffer whose wgmmas every warpgroup has waited for; wgmma.fence,
+  // the step's instructions, commit, wait until at most wgmma_depth groups are in flight.
+  std::string print_wgmma(const kernel& k) {
+    const std::string T = num(p_.threads);
+    const std::string ptx = wgmma_ptx(m_.instruction, m_.warp_n);
+    out_.line("// Main kernel (tensor cores, " + ptx + "): " + num(p_.blocks) + " blocks of " + T +
+              " threads (" + num(m_.warps_m * m_.warps_n) + " warpgroups).");
+    std::string params;
+    for (auto& g : p_.inputs)
+      params += (params.empty() ? "" : ", ") + d_.global_param(g.type, true, true) + " " + g.name;
+    for (auto& g : p_.outputs) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
+    out_.line(d_.kernel_head(p_, k) + k.name + "(" + params + ") {");
+    out_.line("extern __shared__ __align__(1024) unsigned char mdh_smem_pool[];");
+    out_.line("const int tid = " + d_.thread_id(0) + ";");
+    out_.line("const int lane = tid & 31, warp = tid >> 5;");
+    out_.line(
+        "const int g = lane >> 2, t = lane & 3;  // the fragments' group and thread in group");
+    out_.line("const int wg = tid >> 7, wq = warp & 3;  // the warpgroup, the warp within it");
+    out_.line("const int wm = wg / " + num(m_.warps_n) + ", wn = wg % " + num(m_.warps_n) +
+              ";  // the warpgroup's tile along M and N");
+    out_.line("const idx_t m_blk = (idx_t)" + d_.block_id(1) + " * " + num(m_.block_m) +
+              ", n_blk = (idx_t)" + d_.block_id(0) + " * " + num(m_.block_n) + ";");
+    decode("(idx_t)" + d_.block_id(2), m_.grid_dims, "the other ++ dimensions, one per block");
+    out_.line("// the pool from its first 1024-byte boundary on (the 128-byte swizzle's period)");
+    out_.line("unsigned smem_base;");
+    out_.line(
+        "asm(\"{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }\" : \"=r\"(smem_base) "
+        ": \"l\"(mdh_smem_pool));");
+    out_.line("const unsigned pad = (1024u - (smem_base & 1023u)) & 1023u;");
+    out_.line("smem_base += pad;");
+    if (!m_.a.async_copy || !m_.b.async_copy)  // the element copies' stores
+      out_.line("unsigned char* const mdh_smem = mdh_smem_pool + pad;");
+    out_.line("float acc[" + num(m_.frags_m) + "][" + num(m_.frags_n) + "][4];");
+    loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
+         "; ++i) (&acc[0][0][0])[i] = 0.0f;");
+    print_load_step();
+    const std::int64_t ahead = m_.copies_ahead;
+    out_.line("// prologue: the first " + num(ahead) + " step(s) in flight");
+    loop("for (int s = 0; s < " + num(ahead) + "; ++s) {");
+    out_.line("if (s < " + num(m_.steps) + ") load_step(s, s);");
+    out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+    out_.line("}");
+    // descriptor bits 16-29: LBO >> 4, 32-45: SBO >> 4, 62-63: swizzle mode; 0-13: start >> 4
+    auto desc_hi = [&](const mma_operand& o) { return std::to_string(wgmma_desc_hi(o)) + "ull"; };
+    out_.line("// matrix descriptors: LBO, SBO and swizzle mode; the start address is added");
+    out_.line("const unsigned long long desc_a = " + desc_hi(m_.a) + ", desc_b = " + desc_hi(m_.b) +
+              ";");
+    // bytes per M (N) index between descriptor starts (wgmma_desc_offset is linear in mn0 over
+    // multiples of 64 for A and of the warpgroup tile for B)
+    const std::int64_t mnb_a = wgmma_desc_offset(m_.a, 64, 0) / 64;
+    const std::int64_t mnb_b = wgmma_desc_offset(m_.b, m_.warp_n, 0) / m_.warp_n;
+    out_.line("for (int step = 0; step < " + num(m_.steps) + "; ++step) {");
+    out_.line("asm volatile(\"cp.async.wait_group " + num(ahead - 1) +
+              ";\\n\" ::: \"memory\");  // step's copies have landed");
+    out_.line(
+        "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");  // visible to wgmma");
+    out_.line(d_.barrier() + "  // ... for every thread; every warpgroup is done with step - " +
+              num(m_.wgmma_depth + 1));
+    out_.line("{");
+    out_.line("const int next = step + " + num(ahead) + ";");
+    out_.line("if (next < " + num(m_.steps) + ") load_step(next, next % " + num(m_.stages) + ");");
+    out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+    out_.line("}");
+    out_.line("const int slot = step % " + num(m_.stages) + ";");
+    out_.line("const unsigned a_base = smem_base + " + num(m_.a.offset_bytes) + " + slot * " +
+              num(m_.a.stage_bytes) + " + wm * " + num(m_.warp_m * mnb_a) + ";");
+    out_.line("const unsigned b_base = smem_base + " + num(m_.b.offset_bytes) + " + slot * " +
+              num(m_.b.stage_bytes) + " + wn * " + num(m_.warp_n * mnb_b) + ";");
+    out_.line("asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");");
+    const std::int64_t n_regs = m_.warp_n / 2;
+    std::string regs, outs;
+    for (std::int64_t r = 0; r < n_regs; ++r) {
+      regs += (r ? ", %" : "%") + num(r);
+      outs +=
+          std::string(r ? ", " : "") + "\"+f\"(acc[fm][" + num(r / 4) + "][" + num(r % 4) + "])";
+    }
+    const std::string ta = m_.a.k_contiguous ? "0" : "1", tb = m_.b.k_contiguous ? "0" : "1";
+    for (std::int64_t kk = 0; kk < m_.block_k; kk += 16) {
+      out_.line("{  // K slice " + num(kk));
+      out_.line("const unsigned long long db = desc_b | (unsigned long long)(((b_base + " +
+                num(wgmma_desc_offset(m_.b, 0, kk)) + ") & 0x3FFFF) >> 4);");
+      loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm) {");
+      out_.line("const unsigned long long da = desc_a | (unsigned long long)(((a_base + fm * " +
+                num(64 * mnb_a) + " + " + num(wgmma_desc_offset(m_.a, 0, kk)) +
+                ") & 0x3FFFF) >> 4);");
+      out_.line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + num(n_regs + 2) +
+                ", 0;\\n" + ptx + " {" + regs + "}, %" + num(n_regs) + ", %" + num(n_regs + 1) +
+                ", p, 1, 1, " + ta + ", " + tb + ";\\n}\\n\" : " + outs +
+                " : \"l\"(da), \"l\"(db), \"r\"(1));");
+      out_.line("}");
+      out_.line("}");
+    }
+    out_.line("asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");");
+    out_.line("asm volatile(\"wgmma.wait_group.sync.aligned " + num(m_.wgmma_depth) +
+              ";\\n\" ::: \"memory\");");
+    out_.line("}");
+    if (m_.wgmma_depth > 0)
+      out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
+    out_.line("// the accumulators are the last wgmma's results from here on");
+    loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
+         "; ++i) asm volatile(\"\" : \"+f\"((&acc[0][0][0])[i])::\"memory\");");
+    print_epilogue();
+    out_.line("}");
+    return out_.str();
   }
 
   // load_step(step, slot): the tiles of both operands for `step` into buffer `slot`.
@@ -300,8 +417,12 @@ class mma_printer {
     loop("for (int fn = 0; fn < " + num(m_.frags_n) + "; ++fn)");
     loop("for (int i = 0; i < 4; i += " + num(step) + ") {");
     const std::string em = axis_index(m_.m_dims, "m"), en = axis_index(m_.n_dims, "n");
-    out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
-              " + fm * 16 + g + (i >> 1) * 8;");
+    if (m_.wgmma)  // warp wq of the warpgroup holds rows 16 wq .. 16 wq + 15 of each 64
+      out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
+                " + fm * 64 + wq * 16 + g + (i >> 1) * 8;");
+    else
+      out_.line("const idx_t " + em + " = m_blk + wm * " + num(m_.warp_m) +
+                " + fm * 16 + g + (i >> 1) * 8;");
     out_.line("const idx_t " + en + " = n_blk + wn * " + num(m_.warp_n) +
               " + fn * 8 + 2 * t + (i & 1);");
     decode_axis(m_.m_dims, "m");

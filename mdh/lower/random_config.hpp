@@ -122,6 +122,25 @@ config random_mma_config(const ir::computation& comp, const std::vector<std::int
               "' drawn; the last: " + last);
 }
 
+// The same for mma = 2 (wgmma, draw_wgmma_config in mma.hpp): `limits` must be an sm_90 device
+// and `comp` a contraction of bf16 or f16 factors.
+template <class Rng>
+config random_wgmma_config(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+                           const device_limits& limits, Rng& rng, random_options opt = {}) {
+  std::string last;
+  for (int attempt = 0; attempt < opt.max_attempts; ++attempt) {
+    config c = draw_wgmma_config(comp, sizes, rng);
+    try {
+      check(c, comp, sizes, limits);
+      return c;
+    } catch (const error& e) {
+      last = e.what();
+    }
+  }
+  throw error("random_wgmma_config: no valid wgmma configuration of '" + comp.name +
+              "' drawn; the last: " + last);
+}
+
 // Configurations at the corners: one thread for everything; as many threads as allowed on the
 // innermost dimension; tiles larger than the sizes; every input cached with transpose and pad (and
 // rank >= 3 tiles rotated); every dimension split over blocks (cross-block reductions, all three

@@ -121,9 +121,8 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
   auto add = [&](std::string name, std::vector<std::string> reads, auto test) {
     rs.push_back({std::move(name), std::move(reads), false, std::move(test)});
   };
-  add("mma in {0, 1}", {"mma"}, [](values v) {
-    return v[0] != 0 && v[0] != 1 ? broken("mma", "mma=" + str(v[0])) : holds();
-  });
+  add("mma in {0 = SIMT, 1 = mma.sync, 2 = wgmma}", {"mma"},
+      [](values v) { return v[0] < 0 || v[0] > 2 ? broken("mma", "mma=" + str(v[0])) : holds(); });
   const mma_config off;
   const std::pair<const char*, std::int64_t> defaults[] = {{"mma_m", off.m},
                                                            {"mma_n", off.n},
@@ -151,11 +150,15 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
   const std::string device = limits.name;
   const bool cuda = limits.cuda;
   add("mma needs a CUDA device", {"mma"}, [cuda, device](values v) {
-    return v[0] == 1 && !cuda ? broken("mma", "device " + device) : holds();
+    return v[0] != 0 && !cuda ? broken("mma", "device " + device) : holds();
+  });
+  const bool sm90 = cuda && limits.cc_major == 9;
+  add("mma = 2 (wgmma) needs an sm_90 device", {"mma"}, [sm90, device](values v) {
+    return v[0] == 2 && !sm90 ? broken("mma", "device " + device + " is not sm_90") : holds();
   });
   const mma_support s = mma_supported(comp);
   add("mma needs a contraction of bf16, f16 or TF32-read f32 factors", {"mma"},
-      [s](values v) { return v[0] == 1 && !s ? broken("mma", s.why_not) : holds(); });
+      [s](values v) { return v[0] != 0 && !s ? broken("mma", s.why_not) : holds(); });
   if (!s) return;  // mma = 0: the rest holds
   const ir::contraction& ct = *s.contraction;
   const std::int64_t inst_k = mma_instruction_k(*s.instruction);
@@ -166,7 +169,7 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
     for (auto& d : comp.dims) names.push_back(d.name);
     add(std::string(param) + " is " + what, {"mma", param},
         [roles, role, names, param = std::string(param), what](values v) {
-          if (v[0] != 1) return holds();
+          if (v[0] == 0) return holds();
           if (v[1] < 0 || v[1] >= std::int64_t(roles.size()))
             return broken(param, param + "=" + str(v[1]) + " is not a dimension");
           return roles[std::size_t(v[1])] != role
@@ -187,7 +190,7 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
     add(std::string(param) + ": a mask of other " + ir::to_string(role) + " dimensions than " +
             innermost,
         {"mma", innermost, param}, [roles, role, names, param = std::string(param)](values v) {
-          if (v[0] != 1 || v[2] == 0) return holds();
+          if (v[0] == 0 || v[2] == 0) return holds();
           if (v[2] < 0 || v[2] >= (std::int64_t(1) << roles.size()))
             return broken(param, param + "=" + str(v[2]) + " names no set of dimensions");
           for (std::size_t d = 0; d < roles.size(); ++d) {
@@ -207,7 +210,7 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
   for (const char* flip : {"mma_flip_a", "mma_flip_b"})
     add(std::string(flip) + " in {0 = as memory suggests, 1 = the other axis contiguous}",
         {"mma", flip}, [name = std::string(flip)](values v) {
-          return v[0] == 1 && v[1] != 0 && v[1] != 1 ? broken(name, name + "=" + str(v[1]))
+          return v[0] != 0 && v[1] != 0 && v[1] != 1 ? broken(name, name + "=" + str(v[1]))
                                                      : holds();
         });
   const std::int64_t max_warps = std::min<std::int64_t>(8, limits.max_threads_per_block / 32);
@@ -233,13 +236,47 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                    : holds();
       });
   add("mma: stages in [2, 5]", {"mma", "mma_stages"}, [](values v) {
-    return v[0] == 1 && (v[1] < 2 || v[1] > 5) ? broken("mma_stages", str(v[1])) : holds();
+    return v[0] != 0 && (v[1] < 2 || v[1] > 5) ? broken("mma_stages", str(v[1])) : holds();
   });
   add("mma_swizzle in {0 = padded rows, 1 = XOR swizzle (16-bit types only)}",
       {"mma", "mma_swizzle"}, [tf32](values v) {
         return v[0] == 1 && (v[1] < 0 || v[1] > 1 || (tf32 && v[1] == 1))
                    ? broken("mma_swizzle", "swizzle=" + str(v[1]) + (tf32 ? " (TF32)" : ""))
                    : holds();
+      });
+  // mma = 2: warpgroup MMA (wgmma.mma_async m64nNk16, sm_90a; mma.hpp, mma_printer.hpp).
+  // mma_warps_m/n count warpgroups, mma_tile_m/n are a warpgroup's tile (N = tile_n).
+  add("mma = 2 (wgmma): bf16 or f16 factors", {"mma"}, [tf32](values v) {
+    return v[0] == 2 && tf32 ? broken("mma", "TF32 has no wgmma path in mdh yet (use mma = 1)")
+                             : holds();
+  });
+  add("mma = 2: warpgroups a power of two, warps_m * warps_n <= 4",
+      {"mma", "mma_warps_m", "mma_warps_n"}, [](values v) {
+        auto pow2 = [](std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; };
+        return v[0] == 2 && (!pow2(v[1]) || !pow2(v[2]) || v[1] * v[2] > 4)
+                   ? broken("mma_warps_n", str(v[1]) + "x" + str(v[2]) + " warpgroups")
+                   : holds();
+      });
+  add("mma = 2: tile_m a multiple of 64 up to 256, tile_n a multiple of 16 up to 256, "
+      "tile_m * tile_n / 128 <= min(128, 256 / warpgroups) accumulators per thread",
+      {"mma", "mma_tile_m", "mma_tile_n", "mma_warps_m", "mma_warps_n"}, [](values v) {
+        const bool ok_m = v[1] >= 64 && v[1] <= 256 && v[1] % 64 == 0;
+        const bool ok_n = v[2] >= 16 && v[2] <= 256 && v[2] % 16 == 0;
+        const std::int64_t wg = std::max<std::int64_t>(1, v[3] * v[4]);
+        return v[0] == 2 &&
+                       (!ok_m || !ok_n || v[1] * v[2] / 128 > std::min<std::int64_t>(128, 256 / wg))
+                   ? broken("mma_tile_n",
+                            str(v[1]) + "x" + str(v[2]) + " with " + str(wg) + " warpgroup(s)")
+                   : holds();
+      });
+  add("mma = 2: tile_k in {16, 32, 64, 128}", {"mma", "mma_tile_k"}, [](values v) {
+    return v[0] == 2 && v[1] != 16 && v[1] != 32 && v[1] != 64 && v[1] != 128
+               ? broken("mma_tile_k", "tile_k=" + str(v[1]))
+               : holds();
+  });
+  add("mma = 2: mma_swizzle = 1 (wgmma's tiles are always swizzled)", {"mma", "mma_swizzle"},
+      [](values v) {
+        return v[0] == 2 && v[1] != 1 ? broken("mma_swizzle", "swizzle=" + str(v[1])) : holds();
       });
 }
 
