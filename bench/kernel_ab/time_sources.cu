@@ -2,7 +2,7 @@
 // Times bf16 matmul kernels from sources that print_source wrote (its //@LAUNCH line gives the
 // launch and the sizes), each beside cublasGemmEx at the same sizes, in one process: for A/B
 // comparisons of printer changes on the device without rebuilding the benchmark. Per source:
-// NVRTC for sm_90, 10 warm-up launches, then the best of 5 means of 20 back-to-back launches
+// NVRTC for sm_90 (sm_90a for wgmma kernels), 10 warm-up launches, then the best of 5 means of 20 back-to-back launches
 // (no L2 flush), registers, and a spot check of 3 elements against a double-precision dot.
 //   time_sources a.cu b.cu ...
 // Build (on the GPU machine): nvcc -O2 -arch=sm_90 bench/kernel_ab/time_sources.cu -o time_sources
@@ -92,7 +92,10 @@ int main(int argc, char** argv) {
     const launch l = read_launch(src, argv[f]);
     nvrtcProgram prog;
     CHECK(nvrtcCreateProgram(&prog, src.c_str(), "kernel.cu", 0, nullptr, nullptr));
-    const char* opts[] = {"--gpu-architecture=sm_90", "-default-device", "--std=c++17"};
+    // wgmma kernels (mma = 2) exist only in the architecture-specific sm_90a target
+    const bool wgmma = src.find("wgmma.mma_async") != std::string::npos;
+    const char* opts[] = {wgmma ? "--gpu-architecture=sm_90a" : "--gpu-architecture=sm_90",
+                          "-default-device", "--std=c++17"};
     if (nvrtcCompileProgram(prog, 3, opts) != NVRTC_SUCCESS) {
       size_t n = 0;
       nvrtcGetProgramLogSize(prog, &n);
