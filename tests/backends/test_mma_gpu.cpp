@@ -6,7 +6,8 @@
 // 14x14 NCHW size, and matmuls at odd sizes (997 x 1009 x 769: partial tiles and unaligned
 // rows everywhere) and at a BERT size, match mdh::reference within mdh::tuning::tolerance. A
 // failure prints the configuration as JSON (a parameter file's "config"), the plan, and the first
-// elements off by more than the tolerance allows.
+// elements off by more than the tolerance allows. The same for wgmma (mma = 2, sm_90 only) at
+// the end: random configurations of every bf16/f16 case, odd sizes, epilogues.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -221,4 +222,111 @@ TEST_CASE("CUDA: MMA configurations with a point-wise epilogue match the referen
     }
   });
   CHECK(total == 32);
+}
+
+// mma = 2 (wgmma.mma_async, sm_90 only; skipped elsewhere): first one fixed configuration (the
+// printer's plainest case: 256^3 bf16, one warpgroup of 64x128, K-major A, N-major B), then
+// random valid wgmma configurations of every bf16/f16 case of mma_cases.hpp (fused axes, flipped
+// tiles, K- and MN-major operands, 32/64/128-byte swizzles, 2-5 stages), matmuls at odd sizes,
+// and the point-wise epilogue cases, each against the reference within the tolerance.
+namespace {
+bool sm90_or_skip(const lower::device_limits& lim) {
+  if (lim.cc_major != 9) {
+    MESSAGE("device ", lim.name, " is not sm_90: no wgmma");
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("CUDA wgmma: one bf16 matmul at 256^3") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  if (!sm90_or_skip(lim)) return;
+  auto op = ops::matmul<bf16>();
+  std::vector<std::int64_t> s{256, 256, 256};
+  auto c = lower::default_config(op.ir(), s);
+  c.mma.on = 2, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.warps_m = 1, c.mma.warps_n = 1;
+  c.mma.tile_m = 64, c.mma.tile_n = 128, c.mma.tile_k = 64, c.mma.stages = 3, c.mma.swizzle = 1;
+  auto d = test::make_case_data(op, s, 1);
+  auto msg = run_and_explain(lower::lower(op.ir(), s, c, lim), d, 256);
+  REQUIRE_MESSAGE(msg.empty(), msg);
+  c.mma.stages = 2, c.mma.tile_k = 16;  // no wgmma left in flight across steps; 32-byte swizzle
+  msg = run_and_explain(lower::lower(op.ir(), s, c, lim), d, 256);
+  REQUIRE_MESSAGE(msg.empty(), msg);
+  c.mma.warps_m = 2, c.mma.warps_n = 2, c.mma.tile_m = 128, c.mma.tile_n = 64, c.mma.stages = 4;
+  c.mma.tile_k = 32;
+  msg = run_and_explain(lower::lower(op.ir(), s, c, lim), d, 256);
+  REQUIRE_MESSAGE(msg.empty(), msg);
+}
+
+TEST_CASE("CUDA wgmma: random configurations of every bf16/f16 contraction match the reference") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  if (!sm90_or_skip(lim)) return;
+  int total = 0;
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    if (name.rfind("tf32", 0) == 0) return;  // no TF32 wgmma path
+    INFO(name);
+    const auto& x = op.ir();
+    std::mt19937_64 rng(std::hash<std::string>{}(name) + 2);
+    auto d = test::make_case_data(op, sizes, 23);
+    const std::int64_t L = tuning::reduction_length(x, sizes);
+    for (int k = 0; k < 12; ++k) {
+      auto plan = lower::lower(x, sizes, lower::random_wgmma_config(x, sizes, lim, rng), lim);
+      auto msg = run_and_explain(plan, d, L);
+      REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
+      ++total;
+    }
+  });
+  MESSAGE(total, " wgmma kernels checked on the GPU");
+  CHECK(total == 192);
+}
+
+TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match the reference") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  if (!sm90_or_skip(lim)) return;
+  std::mt19937_64 rng(13);
+  auto check = [&](const auto& op, std::vector<std::int64_t> s, int configs) {
+    auto d = test::make_case_data(op, s, 5);
+    for (int k = 0; k < configs; ++k) {
+      auto plan = lower::lower(op.ir(), s, lower::random_wgmma_config(op.ir(), s, lim, rng), lim);
+      auto msg = run_and_explain(plan, d, s[2]);
+      REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", msg);
+    }
+  };
+  for (std::vector<std::int64_t> s :
+       {std::vector<std::int64_t>{997, 1009, 769}, std::vector<std::int64_t>{384, 768, 768},
+        std::vector<std::int64_t>{2048, 768, 768}}) {
+    check(ops::matmul<bf16>(), s, 4);
+    check(ops::matmul<f16>(), s, 4);
+    check(test::matmul_bf16_to_f32(), s, 2);
+  }
+  int total = 0;
+  test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    if (name.rfind("tf32", 0) == 0) return;
+    INFO(name);
+    const ir::computation& x = op.ir();
+    test::case_data d;
+    std::uint64_t seed = 31;
+    for (auto& b : ir::kernel_inputs(x)) {
+      d.in.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
+      d.in.back().randomize(seed++);
+    }
+    for (auto& b : ir::kernel_outputs(x))
+      d.want.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
+    {
+      std::vector<buffer_ref> in = d.in_refs(), want(d.want.begin(), d.want.end());
+      reference(op, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(want));
+    }
+    const std::int64_t L = tuning::reduction_length(x, sizes);
+    for (int k = 0; k < 6; ++k) {
+      auto plan = lower::lower(x, sizes, lower::random_wgmma_config(x, sizes, lim, rng), lim);
+      auto msg = run_and_explain(plan, d, L);
+      REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
+      ++total;
+    }
+  });
+  CHECK(total == 18);
 }

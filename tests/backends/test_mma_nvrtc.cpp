@@ -4,10 +4,15 @@
 // text, the plan's decisions (ldmatrix.trans where a tile's contiguous index is not K, cp.async
 // only where chunks are aligned and one run, fused axes), NVRTC compiling random valid MMA
 // configurations of every case of mma_cases.hpp for sm_90 and sm_80, and every case's plans run
-// on the CPU (simulate_mma) against the reference.
+// on the CPU (simulate_mma) against the reference. At the end the same for wgmma (mma = 2): its
+// rules and messages, its plan, NVRTC (sm_90a) and the CPU simulation of its descriptors and
+// fragments for random configurations of every bf16/f16 case, and its place in the space.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <set>
 #include <string>
@@ -471,4 +476,174 @@ TEST_CASE("a tensor-core configuration carries over to nearby sizes with its MMA
   CHECK_NOTHROW(lower::check(carried, bf, here, h200));
   auto space = tuning::make_search_space(bf, here, h200);
   CHECK(space.find(tuning::to_space_configuration(carried, bf, here, h200)).has_value());
+}
+
+// --- mma = 2: warpgroup MMA (wgmma.mma_async, sm_90a) -------------------------------------------
+
+TEST_CASE("wgmma (mma = 2): the rules keep it to sm_90, bf16/f16 and its tiles, saying why") {
+  auto lim = lower::h200_limits();
+  std::vector<std::int64_t> s{256, 256, 128};
+  auto bf = ops::matmul<bf16>().ir();
+  auto c = lower::default_config(bf, s);
+  c.mma.on = 2, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.warps_m = 2, c.mma.warps_n = 1;
+  c.mma.tile_m = 64, c.mma.tile_n = 128, c.mma.tile_k = 64, c.mma.stages = 3, c.mma.swizzle = 1;
+  CHECK_NOTHROW(lower::lower(bf, s, c, lim));
+  auto sm80 = lim;
+  sm80.name = "an sm_80 GPU", sm80.cc_major = 8;
+  CHECK(has(error_of([&] { lower::lower(bf, s, c, sm80); }), "needs an sm_90 device"));
+  CHECK(has(error_of([&] { lower::lower(bf, s, c, lower::named_limits("pocl-cpu")); }),
+            "mma needs a CUDA device"));
+  auto tf = ops::matmul<float>().with_precision(ir::precision::tf32).ir();
+  auto t = c;
+  t.mma.tile_k = 32;
+  CHECK(has(error_of([&] { lower::lower(tf, s, t, lim); }), "TF32 has no wgmma path"));
+  auto b = c;
+  b.mma.tile_m = 32;
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "tile_m a multiple of 64"));
+  b = c, b.mma.tile_n = 24;
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "mma_tile_n"));
+  b = c, b.mma.tile_m = 128, b.mma.tile_n = 256;  // 256 accumulators per thread
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "accumulators per thread"));
+  b = c, b.mma.warps_m = 4, b.mma.warps_n = 2;
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "warps_m * warps_n <= 4"));
+  b = c, b.mma.tile_k = 48;
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "tile_k in {16, 32, 64, 128}"));
+  b = c, b.mma.swizzle = 0;
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "always swizzled"));
+  b = c, b.mma.on = 3;
+  CHECK(has(error_of([&] { lower::lower(bf, s, b, lim); }), "mma=3"));
+  // stored as mma = 2 with the same names; read back
+  CHECK(lower::to_map(c).at("mma") == 2);
+  CHECK(lower::from_map(lower::to_map(c), 3, 2) == c);
+  CHECK(lower::config_from_json(nlohmann::json(c), bf) == c);
+  // the plan: warpgroups, K-major A (128-byte swizzle), N-major B in 64-column atoms
+  auto plan = lower::lower(bf, s, c, lim);
+  CHECK(plan.mma.wgmma);
+  CHECK(plan.threads == 256);
+  CHECK(plan.mma.a.k_contiguous);
+  CHECK(plan.mma.a.atom_cols == 64);
+  CHECK(plan.mma.a.desc_mode == 1);
+  CHECK(!plan.mma.b.k_contiguous);
+  CHECK(plan.mma.b.atom_cols == 64);
+  CHECK(plan.mma.b.desc_lbo == 64 * 64 * 2);  // from one 64-column atom block to the next
+  CHECK(plan.mma.wgmma_depth == 1);
+  CHECK(plan.mma.copies_ahead == 1);
+  CHECK(has(lower::to_string(plan), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+}
+
+TEST_CASE(
+    "wgmma: NVRTC compiles random configurations of every bf16/f16 case for sm_90a, and "
+    "the CPU simulation of their descriptors and fragments computes the contraction") {
+  auto lim = lower::h100_limits();
+  cuda::module_cache cache("");
+  int total = 0;
+  // cuobjdump, where the toolkit has it: the SASS holds HGMMA
+  const bool cuobjdump = std::system("cuobjdump --version > /dev/null 2>&1") == 0;
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    if (name.rfind("tf32", 0) == 0) return;
+    INFO(name);
+    const auto& x = op.ir();
+    auto d = test::make_case_data(op, sizes, 23);
+    const std::int64_t L = tuning::reduction_length(x, sizes);
+    std::mt19937_64 rng(std::hash<std::string>{}(name) + 2);
+    for (int k = 0; k < 4; ++k) {
+      auto cfg = lower::random_wgmma_config(x, sizes, lim, rng);
+      auto plan = lower::lower(x, sizes, cfg, lim);
+      INFO(lower::to_string(plan));
+      auto m = cuda::compile(plan, "sm_90", cache);
+      CHECK(m->arch == "sm_90a");
+      CHECK(!m->cubin.empty());
+      CHECK(has(m->ptx, "wgmma.mma_async.sync.aligned.m64n" + std::to_string(plan.mma.warp_n)));
+      CHECK(!has(m->log, "wgmma.mma_async instructions are serialized"));
+      if (cuobjdump && k == 0) {
+        const std::string f = "/tmp/mdh_wgmma_" + plan.name + ".cubin";
+        std::ofstream(f, std::ios::binary)
+            .write(reinterpret_cast<const char*>(m->cubin.data()),
+                   std::streamsize(m->cubin.size()));
+        CHECK(std::system(("cuobjdump -sass " + f + " | grep -q HGMMA").c_str()) == 0);
+        std::remove(f.c_str());
+      }
+      host_buffer got(d.want[0].type(), d.want[0].shape());
+      std::memset(got.data(), 0xff, got.bytes());
+      lower::simulate_mma(plan, d.in_refs(), {buffer_ref(got)});
+      auto msg = tuning::compare(got, d.want[0], L);
+      CHECK_MESSAGE(msg.empty(), msg);
+      ++total;
+    }
+  });
+  MESSAGE(total, " wgmma kernels compiled by NVRTC and simulated");
+  CHECK(total == 64);
+  // with a point-wise epilogue: compiled (the epilogue is the mma.sync path's, not simulated)
+  test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    if (name.rfind("tf32", 0) == 0) return;
+    INFO(name);
+    std::mt19937_64 rng(std::hash<std::string>{}(name));
+    auto plan =
+        lower::lower(op.ir(), sizes, lower::random_wgmma_config(op.ir(), sizes, lim, rng), lim);
+    CHECK(has(cuda::emit(plan), "mdh_epilogue("));
+    CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+  });
+}
+
+TEST_CASE("wgmma: the CPU simulation fails a tile layout that wgmma would read differently") {
+  // The simulation reads the tiles through the descriptors as the PTX ISA defines them, not
+  // through the layout the copies wrote: a plan whose swizzle or strides disagree is wrong.
+  auto lim = lower::h100_limits();
+  auto op = ops::matmul<bf16>();
+  std::vector<std::int64_t> s{128, 128, 64};
+  auto d = test::make_case_data(op, s, 3);
+  auto c = lower::default_config(op.ir(), s);
+  c.mma.on = 2, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.warps_m = 1, c.mma.warps_n = 1;
+  c.mma.tile_m = 64, c.mma.tile_n = 128, c.mma.tile_k = 64, c.mma.stages = 3, c.mma.swizzle = 1;
+  const auto good = lower::lower(op.ir(), s, c, lim);
+  auto run = [&](const lower::kernel_plan& p) {
+    host_buffer got(d.want[0].type(), d.want[0].shape());
+    std::memset(got.data(), 0xff, got.bytes());
+    lower::simulate_mma(p, d.in_refs(), {buffer_ref(got)});
+    return tuning::compare(got, d.want[0], 64);
+  };
+  CHECK(run(good).empty());
+  auto bad = good;
+  bad.mma.a.swizzle_rows = 2;  // A's chunks XOR-ed as a 64-byte swizzle would
+  CHECK(!run(bad).empty());
+  bad = good;
+  bad.mma.b.desc_lbo /= 2;  // B's atom blocks not where the descriptor says
+  CHECK(!run(bad).empty());
+  bad = good;
+  bad.mma.b.desc_mode = 2;  // B described as 64-byte swizzled
+  CHECK(!run(bad).empty());
+}
+
+TEST_CASE("wgmma: the space offers mma = 2 on sm_90 only, and its random points lower") {
+  auto h100 = lower::h100_limits();
+  std::vector<std::int64_t> s{512, 768, 384};
+  auto bf = ops::matmul<bf16>().ir();
+  auto sm80 = h100;
+  sm80.cc_major = 8;
+  auto values = [](const std::vector<atf::tp>& ps, const std::string& n) {
+    for (auto& p : ps)
+      if (p.name() == n) return p.values().size();
+    return std::size_t(0);
+  };
+  CHECK(values(tuning::make_parameters(bf, s, h100), "mma") == 3);
+  CHECK(values(tuning::make_parameters(bf, s, sm80), "mma") == 2);
+  auto tf = ops::matmul<float>().with_precision(ir::precision::tf32).ir();
+  CHECK(values(tuning::make_parameters(tf, s, h100), "mma") == 2);
+  auto space = tuning::make_search_space(bf, s, h100);
+  std::mt19937_64 rng(9);
+  int wgmma = 0;
+  for (int k = 0; k < 200 && wgmma < 5; ++k) {
+    auto a = space.random_point(rng);
+    auto c = tuning::to_config(space.to_configuration(a), bf, s);
+    if (c.mma.on != 2) continue;
+    ++wgmma;
+    try {
+      auto plan = lower::lower(bf, s, c, h100);
+      CHECK(plan.mma.wgmma);
+      CHECK(tuning::kernel_key(c) != nlohmann::json(c).dump());  // SIMT parameters left out
+    } catch (const error& e) {  // plan rules (shared memory) are the tuner's invalid points
+      CHECK(has(e.what(), "configuration violates"));
+    }
+  }
+  CHECK(wgmma > 0);
 }
