@@ -248,9 +248,9 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
   };
   const bool tf32 = *s.instruction == lower::mma_instruction::m16n8k8_tf32;
   const std::size_t first = ps.size();
-  // mma = 2 (wgmma, bf16/f16) on sm_90 devices only, with warpgroup tiles up to 64 x 256:
-  // elsewhere the space is that of before it
-  const bool wgmma = limits.cuda && limits.cc_major == 9 && !tf32;
+  // mma = 2 (wgmma) on sm_90 devices only, with warpgroup tiles up to 64 x 256: elsewhere the
+  // space is that of before it
+  const bool wgmma = limits.cuda && limits.cc_major == 9;
   ps.emplace_back("mma", wgmma ? atf::set({int64_t{0}, int64_t{1}, int64_t{2}})
                                : atf::set({int64_t{0}, int64_t{1}}));
   ps.emplace_back("mma_m", dims(ir::contraction_role::m));

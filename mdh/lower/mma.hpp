@@ -17,6 +17,10 @@
 //   epilogue: acc -> output type, written through the out_view where (m, n) is in range
 //
 // Tile edges read zeros (cp.async's src-size < 16 zero-fills the rest), so any size works.
+//
+// mma = 2 (sm_90a): the same plan with warpgroups instead of warps, wgmma.mma_async m64nNk16 /
+// m64nNk8 reading both tiles through matrix descriptors (wgmma_operand_layout gives the tiles
+// wgmma's canonical swizzled layouts; mma_printer.hpp's print_wgmma, docs/lowering.md 7.1).
 #pragma once
 
 #include <algorithm>
@@ -104,10 +108,10 @@ inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_
 
 // wgmma (mma = 2): the tile of x (from mma_operand_tile) in wgmma's canonical layout: column
 // blocks of atom_cols elements, each a 32/64/128-byte swizzled atom (mma_operand). K-major
-// (k_contiguous): atom_cols = min(64, block_k) (block_k in {16, 32, 64, 128}); MN-major:
-// the largest of 64, 32, 16 dividing `mn_step` (the M/N distance between two descriptors' starts,
-// 64 for A, the warpgroup tile for B). Stages start 1024-byte aligned (the 128-byte swizzle
-// repeats every 1024 bytes of address).
+// (k_contiguous): atom_cols = min(128 bytes, block_k) (block_k 32 to 256 bytes); MN-major (16-bit
+// types only): the largest of 64, 32, 16 elements dividing `mn_step` (the M/N distance between two
+// descriptors' starts, 64 for A, the warpgroup tile for B). Stages start 1024-byte aligned (the
+// 128-byte swizzle repeats every 1024 bytes of address).
 inline void wgmma_operand_layout(mma_operand& x, std::int64_t mn_step) {
   const std::int64_t elem = std::int64_t(size_of(x.type));
   const std::int64_t row_max = 128 / elem;  // elements in a 128-byte row
@@ -185,6 +189,16 @@ inline void mma_tiles(kernel_plan& p) {
                                         c.swizzle != 0, c.flip_a != 0);
   m.b = lower::detail::mma_operand_tile(p, s.contraction->b, m.n_dims, m.block_n, tf32,
                                         c.swizzle != 0, c.flip_b != 0);
+  if (m.wgmma && tf32) {
+    // wgmma reads TF32 operands K-major only: a tile that memory would make M/N-contiguous is
+    // gathered K-contiguous instead (as mma_flip_* would; the rules keep those at 0)
+    if (!m.a.k_contiguous)
+      m.a = lower::detail::mma_operand_tile(p, s.contraction->a, m.m_dims, m.block_m, tf32,
+                                            c.swizzle != 0, true);
+    if (!m.b.k_contiguous)
+      m.b = lower::detail::mma_operand_tile(p, s.contraction->b, m.n_dims, m.block_n, tf32,
+                                            c.swizzle != 0, true);
+  }
   if (m.wgmma) {
     lower::detail::wgmma_operand_layout(m.a, 64);
     lower::detail::wgmma_operand_layout(m.b, m.warp_n);
@@ -276,7 +290,7 @@ config draw_mma_config(const ir::computation& comp, const std::vector<std::int64
   return c;
 }
 
-// A random configuration with mma = 2 (wgmma) for `comp` (bf16 or f16 factors): the axes, fusion
+// A random configuration with mma = 2 (wgmma) for `comp`: the axes, fusion
 // and flips as draw_mma_config draws them, warpgroup tiles instead of warp tiles; may break rules
 // over the finished plan (shared memory) and the accumulator bound - callers draw until check()
 // passes (random_wgmma_config in random_config.hpp does).
@@ -292,8 +306,10 @@ config draw_wgmma_config(const ir::computation& comp, const std::vector<std::int
   c.mma.warps_n = pick({1, 2});
   c.mma.tile_m = pick({64, 64, 128});
   c.mma.tile_n = pick({16, 32, 48, 64, 96, 128, 192, 256});
-  c.mma.tile_k = pick({16, 32, 64, 128});
+  c.mma.tile_k = mma_instruction_k(*mma_supported(comp).instruction) * pick({1, 2, 4, 8});
   c.mma.swizzle = 1;
+  if (*mma_supported(comp).instruction == mma_instruction::m16n8k8_tf32)
+    c.mma.flip_a = c.mma.flip_b = 0;  // TF32 tiles are K-major whatever the flips
   return c;
 }
 

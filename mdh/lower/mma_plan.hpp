@@ -22,11 +22,19 @@ enum class mma_instruction : std::uint8_t { m16n8k16_bf16, m16n8k16_f16, m16n8k8
 constexpr std::int64_t mma_instruction_k(mma_instruction i) {
   return i == mma_instruction::m16n8k8_tf32 ? 8 : 16;
 }
-// The warpgroup instruction of mma = 2 (sm_90a): m64nNk16 (bf16, f16), D in f32 registers, A and
-// B from shared memory through matrix descriptors.
+// The warpgroup instruction of mma = 2 (sm_90a): m64nNk16 (bf16, f16) or m64nNk8 (TF32), D in
+// f32 registers, A and B from shared memory through matrix descriptors.
 inline std::string wgmma_ptx(mma_instruction i, std::int64_t n) {
-  return "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32" +
-         (i == mma_instruction::m16n8k16_f16 ? ".f16.f16" : ".bf16.bf16");
+  const std::string mn = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n);
+  switch (i) {
+    case mma_instruction::m16n8k16_bf16:
+      return mn + "k16.f32.bf16.bf16";
+    case mma_instruction::m16n8k16_f16:
+      return mn + "k16.f32.f16.f16";
+    case mma_instruction::m16n8k8_tf32:
+      return mn + "k8.f32.tf32.tf32";
+  }
+  return "?";
 }
 inline std::string mma_ptx(mma_instruction i) {
   switch (i) {
@@ -111,9 +119,9 @@ inline std::int64_t tile_offset(const mma_operand& o, std::int64_t r, std::int64
 // wgmma (mma = 2): the byte offset within one stage of operand o's tile at which the matrix
 // descriptor of one instruction starts: its M (N) rows from mn0 on (a multiple of 64 for A, of
 // the warpgroup tile for B; either a multiple of atom_cols where the tile is MN-major), its K
-// slice from kk on (a multiple of 16). K-major: the atom block of kk, row mn0, kk's bytes within
-// the 32/64/128-byte row (the swizzle applies to the address bits, so a start inside the row
-// reads the same pattern); MN-major: the atom block of mn0, K row kk.
+// slice from kk on (a multiple of the instruction's K: 32 bytes). K-major: the atom block of kk,
+// row mn0, kk's bytes within the 32/64/128-byte row (the swizzle applies to the address bits, so a
+// start inside the row reads the same pattern); MN-major: the atom block of mn0, K row kk.
 inline std::int64_t wgmma_desc_offset(const mma_operand& o, std::int64_t mn0, std::int64_t kk) {
   const std::int64_t elem = 16 / o.chunk, block = o.rows * o.atom_cols * elem;
   if (o.k_contiguous)

@@ -8,6 +8,10 @@
 //               TF32: a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
 //   B (K x 8):  register j holds rows 2t, 2t+1 (+8 for j = 1), column g; TF32: (t, g), (t+4, g)
 //   C (16 x 8): c0, c1 at row g, columns 2t, 2t+1; c2, c3 the same at row g+8.
+// mma = 2 (print_wgmma): wgmma.mma_async on matrix descriptors of the shared tiles,
+// fence.proxy.async after the copies, wgmma.fence / commit_group / wait_group; its accumulators are
+// C above repeated along N (8 columns per group of 4 registers), warp w of the warpgroup at rows
+// 16w of each 64.
 #pragma once
 
 #include <cstdint>
@@ -191,7 +195,8 @@ class mma_printer {
         ": \"l\"(mdh_smem_pool));");
     out_.line("const unsigned pad = (1024u - (smem_base & 1023u)) & 1023u;");
     out_.line("smem_base += pad;");
-    if (!m_.a.async_copy || !m_.b.async_copy)  // the element copies' stores
+    // the element copies' stores, TF32's rounding
+    if (!m_.a.async_copy || !m_.b.async_copy || m_.instruction == mma_instruction::m16n8k8_tf32)
       out_.line("unsigned char* const mdh_smem = mdh_smem_pool + pad;");
     out_.line("float acc[" + num(m_.frags_m) + "][" + num(m_.frags_n) + "][4];");
     loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
@@ -212,9 +217,12 @@ class mma_printer {
     // multiples of 64 for A and of the warpgroup tile for B)
     const std::int64_t mnb_a = wgmma_desc_offset(m_.a, 64, 0) / 64;
     const std::int64_t mnb_b = wgmma_desc_offset(m_.b, m_.warp_n, 0) / m_.warp_n;
+    const bool tf32 = m_.instruction == mma_instruction::m16n8k8_tf32;
+    if (tf32) print_round_step();
     out_.line("for (int step = 0; step < " + num(m_.steps) + "; ++step) {");
     out_.line("asm volatile(\"cp.async.wait_group " + num(ahead - 1) +
               ";\\n\" ::: \"memory\");  // step's copies have landed");
+    if (tf32) out_.line("round_step(step % " + num(m_.stages) + ");");
     out_.line(
         "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");  // visible to wgmma");
     out_.line(d_.barrier() + "  // ... for every thread; every warpgroup is done with step - " +
@@ -237,8 +245,11 @@ class mma_printer {
       outs +=
           std::string(r ? ", " : "") + "\"+f\"(acc[fm][" + num(r / 4) + "][" + num(r % 4) + "])";
     }
-    const std::string ta = m_.a.k_contiguous ? "0" : "1", tb = m_.b.k_contiguous ? "0" : "1";
-    for (std::int64_t kk = 0; kk < m_.block_k; kk += 16) {
+    // the major-ness (imm-trans-a/b: 1 = M/N-major); TF32 has no such operands (always K-major)
+    const std::string trans = tf32 ? ""
+                                   : std::string(", ") + (m_.a.k_contiguous ? "0" : "1") + ", " +
+                                         (m_.b.k_contiguous ? "0" : "1");
+    for (std::int64_t kk = 0; kk < m_.block_k; kk += m_.inst_k) {
       out_.line("{  // K slice " + num(kk));
       out_.line("const unsigned long long db = desc_b | (unsigned long long)(((b_base + " +
                 num(wgmma_desc_offset(m_.b, 0, kk)) + ") & 0x3FFFF) >> 4);");
@@ -248,7 +259,7 @@ class mma_printer {
                 ") & 0x3FFFF) >> 4);");
       out_.line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + num(n_regs + 2) +
                 ", 0;\\n" + ptx + " {" + regs + "}, %" + num(n_regs) + ", %" + num(n_regs + 1) +
-                ", p, 1, 1, " + ta + ", " + tb + ";\\n}\\n\" : " + outs +
+                ", p, 1, 1" + trans + ";\\n}\\n\" : " + outs +
                 " : \"l\"(da), \"l\"(db), \"r\"(1));");
       out_.line("}");
       out_.line("}");
@@ -265,6 +276,29 @@ class mma_printer {
     print_epilogue();
     out_.line("}");
     return out_.str();
+  }
+
+  // TF32 (wgmma reads the f32 bits of shared memory as they are): round_step(slot) rounds, by
+  // cvt.rna.tf32.f32 as mma = 1 and the reference do, the elements this thread copied into
+  // buffer `slot` (the same index space as print_copy's), once they have landed.
+  void print_round_step() {
+    out_.line("// TF32: each thread rounds the elements it copied, once they have landed");
+    out_.line("auto round_step = [&](int slot) {");
+    for (const mma_operand* o : {&m_.a, &m_.b}) {
+      const std::int64_t V = o->async_copy ? o->chunk : 1;
+      const std::int64_t per_row = o->cols / V, total = o->rows * per_row;
+      loop("for (int q = 0; q < " + num(o->copies_per_thread) + "; ++q) {");
+      out_.line("const int c = tid + q * " + num(p_.threads) + ";");
+      out_.line(total % p_.threads != 0 ? "if (c < " + num(total) + ") {" : "{");
+      out_.line("const int r = c / " + num(per_row) + ", col = (c % " + num(per_row) + ") * " +
+                num(V) + ";");
+      out_.line("float* const x = (float*)(mdh_smem + " + num(o->offset_bytes) + " + slot * " +
+                num(o->stage_bytes) + ") + (" + tile_offset(*o, "r", "col") + ");");
+      loop("for (int v = 0; v < " + num(V) + "; ++v) x[v] = mdh_tf32(x[v]);");
+      out_.line("}");
+      out_.line("}");
+    }
+    out_.line("};");
   }
 
   // load_step(step, slot): the tiles of both operands for `step` into buffer `slot`.

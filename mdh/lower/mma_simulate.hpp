@@ -70,14 +70,14 @@ inline std::int64_t mma_offset(const std::vector<std::int64_t>& coeff, std::int6
 
 // wgmma's reading of shared memory, from the PTX ISA ("Shared Memory Matrix Layout", "Matrix
 // Descriptor Format"), independent of how mdh lays tiles out: the byte address of element
-// (mn, k) of an instruction's operand (A: mn = m in [0, 64); B: mn = n in [0, N); k in [0, 16))
-// for 64-bit descriptor `desc` (16-bit elements, swizzled modes). K-major: 8-row groups SBO
-// apart, rows one swizzle width apart, K contiguous; MN-major: the MN index contiguous within a
+// (mn, k) of an instruction's operand (A: mn = m in [0, 64); B: mn = n in [0, N); k in [0, K))
+// for 64-bit descriptor `desc` (elements of `elem` bytes, swizzled modes). K-major: 8-row groups
+// SBO apart, rows one swizzle width apart, K contiguous; MN-major: the MN index contiguous within a
 // swizzle width, atoms along MN LBO apart, K rows one width apart in groups of 8 SBO apart. Then
 // the swizzle on the address: the 16-byte chunk index (bits 4..) XOR the 128-byte line (bits 7..)
 // within the width.
 inline std::int64_t wgmma_address(std::uint64_t desc, bool mn_major, std::int64_t mn,
-                                  std::int64_t k) {
+                                  std::int64_t k, std::int64_t elem) {
   const auto start = std::int64_t(desc & 0x3FFF) << 4;
   const auto lbo = std::int64_t((desc >> 16) & 0x3FFF) << 4;
   const auto sbo = std::int64_t((desc >> 32) & 0x3FFF) << 4;
@@ -86,9 +86,10 @@ inline std::int64_t wgmma_address(std::uint64_t desc, bool mn_major, std::int64_
   const std::int64_t width = mode == 1 ? 128 : mode == 2 ? 64 : 32;
   std::int64_t a = 0;
   if (!mn_major)
-    a = start + (mn / 8) * sbo + (mn % 8) * width + k * 2;
+    a = start + (mn / 8) * sbo + (mn % 8) * width + k * elem;
   else
-    a = start + (mn / (width / 2)) * lbo + (mn % (width / 2)) * 2 + (k / 8) * sbo + (k % 8) * width;
+    a = start + (mn / (width / elem)) * lbo + (mn % (width / elem)) * elem + (k / 8) * sbo +
+        (k % 8) * width;
   return a ^ (((a >> 7) & (width / 16 - 1)) << 4);
 }
 
@@ -130,7 +131,7 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
   };
   std::vector<float> ta, tb, acc, ra, rb;
   if (m.wgmma) {
-    // The pool as the kernel sees it (16-bit elements: index = byte / 2), the stage of step s in
+    // The pool as the kernel sees it (index = byte / element size), the stage of step s in
     // buffer s % stages; every warpgroup's instructions read it through their descriptors, as
     // the printer builds them, into each thread's registers in wgmma's accumulator layout (warp
     // w of the warpgroup: rows 16w + g (+8), columns 8j' + 2t (+1) for register 4j' + i); the
@@ -138,10 +139,11 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
     const std::int64_t WG = m.warps_m * m.warps_n, R = m.frags_m * m.frags_n * 4;
     const std::int64_t N = m.warp_n, mnb_a = wgmma_desc_offset(m.a, 64, 0) / 64;
     const std::int64_t mnb_b = wgmma_desc_offset(m.b, N, 0) / N;
-    std::vector<float> pool(std::size_t(p.shared_bytes / 2), 0.0f), regs;
-    std::vector<float> fa(64 * 16), fb(std::size_t(N * 16));
+    const std::int64_t elem = std::int64_t(size_of(m.a.type)), K = m.inst_k;
+    std::vector<float> pool(std::size_t(p.shared_bytes / elem), 0.0f), regs;
+    std::vector<float> fa(std::size_t(64 * K)), fb(std::size_t(N * K));
     auto place = [&](const mma_operand& o, std::int64_t slot, const std::vector<float>& t) {
-      const std::int64_t at = (o.offset_bytes + slot * o.stage_bytes) / 2;
+      const std::int64_t at = (o.offset_bytes + slot * o.stage_bytes) / elem;
       for (std::size_t i = 0; i < t.size(); ++i) pool.at(std::size_t(at) + i) = t[i];
     };
     for (std::int64_t bz = 0; bz < grid_z; ++bz)
@@ -162,14 +164,20 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                   m.a.offset_bytes + slot * m.a.stage_bytes + wm * m.warp_m * mnb_a;
               const std::int64_t b_base =
                   m.b.offset_bytes + slot * m.b.stage_bytes + wn * N * mnb_b;
-              for (std::int64_t kk = 0; kk < m.block_k; kk += 16) {
+              for (std::int64_t kk = 0; kk < m.block_k; kk += K) {
                 const std::uint64_t db =
                     wgmma_desc_hi(m.b) |
                     std::uint64_t(((b_base + wgmma_desc_offset(m.b, 0, kk)) & 0x3FFFF) >> 4);
+                // TF32: the kernel rounds the tiles in place (round_step) before wgmma reads them
+                auto read = [&](std::uint64_t desc, bool mn_major, std::int64_t mn,
+                                std::int64_t k) {
+                  const float v = pool.at(
+                      std::size_t(detail::wgmma_address(desc, mn_major, mn, k, elem) / elem));
+                  return tf32 ? round_tf32(v) : v;
+                };
                 for (std::int64_t n = 0; n < N; ++n)
-                  for (std::int64_t k = 0; k < 16; ++k)
-                    fb[std::size_t(n * 16 + k)] = pool.at(
-                        std::size_t(detail::wgmma_address(db, !m.b.k_contiguous, n, k) / 2));
+                  for (std::int64_t k = 0; k < K; ++k)
+                    fb[std::size_t(n * K + k)] = read(db, !m.b.k_contiguous, n, k);
                 for (std::int64_t fm = 0; fm < m.frags_m; ++fm) {
                   const std::uint64_t da =
                       wgmma_desc_hi(m.a) |
@@ -177,17 +185,16 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                           ((a_base + fm * 64 * mnb_a + wgmma_desc_offset(m.a, 0, kk)) & 0x3FFFF) >>
                           4);
                   for (std::int64_t r = 0; r < 64; ++r)
-                    for (std::int64_t k = 0; k < 16; ++k)
-                      fa[std::size_t(r * 16 + k)] = pool.at(
-                          std::size_t(detail::wgmma_address(da, !m.a.k_contiguous, r, k) / 2));
+                    for (std::int64_t k = 0; k < K; ++k)
+                      fa[std::size_t(r * K + k)] = read(da, !m.a.k_contiguous, r, k);
                   for (std::int64_t th = 0; th < 128; ++th)
                     for (std::int64_t j = 0; j < N / 2; ++j) {
                       const std::int64_t lane = th % 32, g = lane / 4, t = lane % 4;
                       const std::int64_t row = 16 * (th / 32) + g + 8 * ((j >> 1) & 1);
                       const std::int64_t col = 8 * (j >> 2) + 2 * t + (j & 1);
                       float s = 0;
-                      for (std::int64_t k = 0; k < 16; ++k)
-                        s += fa[std::size_t(row * 16 + k)] * fb[std::size_t(col * 16 + k)];
+                      for (std::int64_t k = 0; k < K; ++k)
+                        s += fa[std::size_t(row * K + k)] * fb[std::size_t(col * K + k)];
                       regs[std::size_t((wg * 128 + th) * R + fm * (N / 2) + j)] += s;
                     }
                 }

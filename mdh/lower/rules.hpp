@@ -244,12 +244,15 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                    ? broken("mma_swizzle", "swizzle=" + str(v[1]) + (tf32 ? " (TF32)" : ""))
                    : holds();
       });
-  // mma = 2: warpgroup MMA (wgmma.mma_async m64nNk16, sm_90a; mma.hpp, mma_printer.hpp).
+  // mma = 2: warpgroup MMA (wgmma.mma_async m64nNk16, TF32 m64nNk8; sm_90a; mma.hpp,
+  // mma_printer.hpp).
   // mma_warps_m/n count warpgroups, mma_tile_m/n are a warpgroup's tile (N = tile_n).
-  add("mma = 2 (wgmma): bf16 or f16 factors", {"mma"}, [tf32](values v) {
-    return v[0] == 2 && tf32 ? broken("mma", "TF32 has no wgmma path in mdh yet (use mma = 1)")
-                             : holds();
-  });
+  add("mma = 2 with TF32: mma_flip_a = mma_flip_b = 0 (wgmma reads TF32 tiles K-major only)",
+      {"mma", "mma_flip_a", "mma_flip_b"}, [tf32](values v) {
+        return v[0] == 2 && tf32 && (v[1] != 0 || v[2] != 0)
+                   ? broken(v[1] != 0 ? "mma_flip_a" : "mma_flip_b", "a flip with TF32")
+                   : holds();
+      });
   add("mma = 2: warpgroups a power of two, warps_m * warps_n <= 4",
       {"mma", "mma_warps_m", "mma_warps_n"}, [](values v) {
         auto pow2 = [](std::int64_t x) { return x >= 1 && (x & (x - 1)) == 0; };
@@ -269,11 +272,13 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                             str(v[1]) + "x" + str(v[2]) + " with " + str(wg) + " warpgroup(s)")
                    : holds();
       });
-  add("mma = 2: tile_k in {16, 32, 64, 128}", {"mma", "mma_tile_k"}, [](values v) {
-    return v[0] == 2 && v[1] != 16 && v[1] != 32 && v[1] != 64 && v[1] != 128
-               ? broken("mma_tile_k", "tile_k=" + str(v[1]))
-               : holds();
-  });
+  add("mma = 2: tile_k in {1, 2, 4, 8} x the instruction's K (" + str(inst_k) + ")",
+      {"mma", "mma_tile_k"}, [inst_k](values v) {
+        const std::int64_t x = v[1] / inst_k;
+        return v[0] == 2 && (v[1] % inst_k != 0 || (x != 1 && x != 2 && x != 4 && x != 8))
+                   ? broken("mma_tile_k", "tile_k=" + str(v[1]))
+                   : holds();
+      });
   add("mma = 2: mma_swizzle = 1 (wgmma's tiles are always swizzled)", {"mma", "mma_swizzle"},
       [](values v) {
         return v[0] == 2 && v[1] != 1 ? broken("mma_swizzle", "swizzle=" + str(v[1])) : holds();

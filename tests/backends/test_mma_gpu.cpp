@@ -7,7 +7,7 @@
 // rows everywhere) and at a BERT size, match mdh::reference within mdh::tuning::tolerance. A
 // failure prints the configuration as JSON (a parameter file's "config"), the plan, and the first
 // elements off by more than the tolerance allows. The same for wgmma (mma = 2, sm_90 only) at
-// the end: random configurations of every bf16/f16 case, odd sizes, epilogues.
+// the end: random configurations of every case (bf16, f16, TF32), odd sizes, epilogues.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -224,11 +224,12 @@ TEST_CASE("CUDA: MMA configurations with a point-wise epilogue match the referen
   CHECK(total == 32);
 }
 
-// mma = 2 (wgmma.mma_async, sm_90 only; skipped elsewhere): first one fixed configuration (the
-// printer's plainest case: 256^3 bf16, one warpgroup of 64x128, K-major A, N-major B), then
-// random valid wgmma configurations of every bf16/f16 case of mma_cases.hpp (fused axes, flipped
-// tiles, K- and MN-major operands, 32/64/128-byte swizzles, 2-5 stages), matmuls at odd sizes,
-// and the point-wise epilogue cases, each against the reference within the tolerance.
+// mma = 2 (wgmma.mma_async, sm_90 only; skipped elsewhere): first fixed configurations (the
+// printer's plainest case: 256^3 bf16, one warpgroup of 64x128, K-major A, N-major B; then other
+// tiles and stages, and TF32), then random valid wgmma configurations of every case of
+// mma_cases.hpp (bf16, f16, TF32; fused axes, flipped tiles, K- and MN-major operands,
+// 32/64/128-byte swizzles, 2-5 stages), matmuls at odd sizes, and the point-wise epilogue cases,
+// each against the reference within the tolerance.
 namespace {
 bool sm90_or_skip(const lower::device_limits& lim) {
   if (lim.cc_major != 9) {
@@ -239,7 +240,7 @@ bool sm90_or_skip(const lower::device_limits& lim) {
 }
 }  // namespace
 
-TEST_CASE("CUDA wgmma: one bf16 matmul at 256^3") {
+TEST_CASE("CUDA wgmma: fixed bf16 and TF32 matmuls at 256^3") {
   gpu_or_skip();
   auto lim = dev().limits();
   if (!sm90_or_skip(lim)) return;
@@ -258,15 +259,21 @@ TEST_CASE("CUDA wgmma: one bf16 matmul at 256^3") {
   c.mma.tile_k = 32;
   msg = run_and_explain(lower::lower(op.ir(), s, c, lim), d, 256);
   REQUIRE_MESSAGE(msg.empty(), msg);
+  auto tf = ops::matmul<float>().with_precision(ir::precision::tf32);  // m64nNk8, B gathered
+  auto td = test::make_case_data(tf, s, 1);
+  auto t = c;
+  t.mma.warps_m = 1, t.mma.warps_n = 1, t.mma.tile_m = 64, t.mma.tile_n = 128, t.mma.tile_k = 32;
+  t.mma.stages = 3;
+  msg = run_and_explain(lower::lower(tf.ir(), s, t, lim), td, 256);
+  REQUIRE_MESSAGE(msg.empty(), msg);
 }
 
-TEST_CASE("CUDA wgmma: random configurations of every bf16/f16 contraction match the reference") {
+TEST_CASE("CUDA wgmma: random configurations of every contraction and type match the reference") {
   gpu_or_skip();
   auto lim = dev().limits();
   if (!sm90_or_skip(lim)) return;
   int total = 0;
   test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
-    if (name.rfind("tf32", 0) == 0) return;  // no TF32 wgmma path
     INFO(name);
     const auto& x = op.ir();
     std::mt19937_64 rng(std::hash<std::string>{}(name) + 2);
@@ -280,7 +287,7 @@ TEST_CASE("CUDA wgmma: random configurations of every bf16/f16 contraction match
     }
   });
   MESSAGE(total, " wgmma kernels checked on the GPU");
-  CHECK(total == 192);
+  CHECK(total == 288);
 }
 
 TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match the reference") {
@@ -301,11 +308,11 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
         std::vector<std::int64_t>{2048, 768, 768}}) {
     check(ops::matmul<bf16>(), s, 4);
     check(ops::matmul<f16>(), s, 4);
+    check(ops::matmul<float>().with_precision(ir::precision::tf32), s, 3);
     check(test::matmul_bf16_to_f32(), s, 2);
   }
   int total = 0;
   test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
-    if (name.rfind("tf32", 0) == 0) return;
     INFO(name);
     const ir::computation& x = op.ir();
     test::case_data d;
@@ -328,5 +335,5 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
       ++total;
     }
   });
-  CHECK(total == 18);
+  CHECK(total == 24);
 }
