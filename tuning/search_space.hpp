@@ -14,9 +14,10 @@
 //   thr_combine, blk_combine, vec, vec_pw, prefetch
 //   mma, mma_m, mma_n, mma_k, mma_warps_m, mma_warps_n, mma_tile_m, mma_tile_n, mma_tile_k,
 //              mma_stages, mma_swizzle: the tensor-core path, only on a CUDA device for a
-//              contraction with a tensor-core type (has_mma_parameters); with mma = 1 the
-//              parameters above are not read (each MMA point repeats over them), with mma = 0 the
-//              mma_* sit at their defaults (rules.hpp), so spaces without it are unchanged
+//              contraction with a tensor-core type (has_mma_parameters); with mma = 1 (and
+//              mma = 2, wgmma, on sm_90 devices only) the parameters above are not read (each MMA
+//              point repeats over them), with mma = 0 the mma_* sit at their defaults
+//              (rules.hpp), so spaces without it are unchanged
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
 //              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
