@@ -2,8 +2,9 @@
 // Times bf16 matmul kernels from sources that print_source wrote (its //@LAUNCH line gives the
 // launch and the sizes), each beside cublasGemmEx at the same sizes, in one process: for A/B
 // comparisons of printer changes on the device without rebuilding the benchmark. Per source:
-// NVRTC for sm_90 (sm_90a for wgmma kernels), 10 warm-up launches, then the best of 5 means of 20 back-to-back launches
-// (no L2 flush), registers, and a spot check of 3 elements against a double-precision dot.
+// NVRTC for sm_90 (sm_90a for wgmma kernels), 10 warm-up launches, then the best of 5 means of
+// 20 back-to-back launches (no L2 flush), registers, and a spot check of 3 elements against a
+// double-precision dot.
 //   time_sources a.cu b.cu ...
 // Build (on the GPU machine): nvcc -O2 -arch=sm_90 bench/kernel_ab/time_sources.cu -o time_sources
 //   -lcublas -lnvrtc -lcuda
