@@ -358,8 +358,12 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     }
     if (aside)
       for (auto& b : best_of_log(*aside, 8)) starts.push_back(std::move(b));
-    for (auto& s : start_configurations(c, sizes, limits))
-      starts.push_back(to_space_configuration(s, c, sizes, limits));
+    for (auto& s : start_configurations(c, sizes, limits)) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
+        starts.push_back(to_space_configuration(s, c, sizes, limits, opt.space));  // edge_split
+      else
+        starts.push_back(to_space_configuration(s, c, sizes, limits));
+    }
     t.start_with(std::move(starts));
   }
   if (limited) t.abort_when(stop);
