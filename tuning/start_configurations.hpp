@@ -195,10 +195,15 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 
   // At most this many: a start costs one evaluation (an NVRTC compile and a measurement).
   constexpr std::size_t max_starts = 64;
+  // The edge-tile starts (edge_split, odd sizes: at most one per shape) are all kept, the others
+  // thinned evenly to the rest, in their order.
   auto thin = [&] {
     if (out.size() <= max_starts) return out;
-    std::vector<lower::config> t;
-    for (std::size_t k = 0; k < max_starts; ++k) t.push_back(out[k * out.size() / max_starts]);
+    std::vector<lower::config> edge, rest, t;
+    for (auto& c : out) (c.edge_split ? edge : rest).push_back(c);
+    const std::size_t n = max_starts - std::min(edge.size(), max_starts);
+    for (std::size_t k = 0; k < n; ++k) t.push_back(rest[k * rest.size() / n]);
+    for (std::size_t k = 0; k < max_starts - n; ++k) t.push_back(edge[k]);
     return t;
   };
 
