@@ -365,7 +365,14 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
         starts.push_back(*n);
     }
     if (aside)
-      for (auto& b : best_of_log(*aside, 8)) starts.push_back(std::move(b));
+      for (auto& b : best_of_log(*aside, 8)) {
+        // a log of the space without edge_split (before it, or other space options): its
+        // points are those with edge_split = 0 in a space that has it
+        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
+          if (has_edge_split_parameter(c, sizes, opt.space) && !b.contains("edge_split"))
+            b.set("edge_split", std::int64_t{0});
+        starts.push_back(std::move(b));
+      }
     for (auto& s : start_configurations(c, sizes, limits)) {
       if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
         starts.push_back(to_space_configuration(s, c, sizes, limits, opt.space));  // edge_split
