@@ -70,7 +70,7 @@ cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OU
 targets=(mdh_bench tune_cases)
 [ "${modes[*]}" = layer ] && targets=()
 for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer 08_bert_layer); done
-for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu backends_attention_gpu); done
+for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu); done
 # Each target is one translation unit, and `cmake --build --target a b c` builds them one after
 # another on one core (7+ minutes for mdh-tune alone): build them side by side instead, after
 # the tests' shared doctest object.

@@ -73,6 +73,8 @@ inline const char* usage_tune =
     "                    shape of this operator, or of its bare product, carried over\n"
     "  --type T          f32 (default), bf16, f16, or tf32: f32 with the inputs of a\n"
     "                    contraction read at TF32 precision\n"
+    "  --edge-split E    auto (default), on or off: whether the search space has edge_split\n"
+    "                    (edge tiles for sizes no tile divides; auto: where a size is odd, >= 32)\n"
     "  Several budgets: whichever ends first. Ctrl-C stops after the measurements in progress\n"
     "  and writes the best so far; before tuning starts (and a second Ctrl-C) it exits at once.\n";
 
@@ -156,6 +158,7 @@ struct options {
   std::size_t threads = 0;
   std::filesystem::path out = "params", log, params = "params";
   std::vector<std::filesystem::path> start_from;  // --start-from DIR (repeatable)
+  int edge_split = -1;  // --edge-split: -1 auto, 1 on, 0 off (tuning::space_options::edge_split)
   bool seconds_given = false, params_given = false;
 };
 
@@ -201,9 +204,9 @@ inline double parse_seconds(const std::string& flag, const std::string& s) {
 
 // Options each command takes; the others are an error naming the command they belong to.
 inline bool option_of(const std::string& command, const std::string& flag) {
-  static const std::vector<std::string> tune_only = {"--time",      "--more",    "--evaluations",
-                                                     "--technique", "--seed",    "--out",
-                                                     "--log",       "--threads", "--start-from"};
+  static const std::vector<std::string> tune_only = {
+      "--time", "--more", "--evaluations", "--technique",  "--seed",
+      "--out",  "--log",  "--threads",     "--start-from", "--edge-split"};
   if (flag == "--type") return true;  // list, tune and run
   if (command == "list") return false;
   if (flag == "--sizes" || flag == "--backend") return true;
@@ -237,6 +240,10 @@ inline bool parse_tune_flag(options& o, const std::string& flag, const std::stri
     if (!std::filesystem::is_directory(v, ec))
       fail_usage("--start-from '" + v + "' is not a folder (of parameter files tuned before)");
     o.start_from.emplace_back(v);
+  } else if (flag == "--edge-split") {
+    if (v != "auto" && v != "on" && v != "off")
+      fail_usage("--edge-split '" + v + "' is not auto, on or off");
+    o.edge_split = v == "auto" ? -1 : v == "on" ? 1 : 0;
   } else
     return false;
   return true;
@@ -253,6 +260,7 @@ inline mdh::tuning::tune_options to_tune_options(const options& o) {
   t.evaluations = o.evaluations;
   t.prepare_threads = o.threads;
   t.start_from = o.start_from;
+  t.space.edge_split = o.edge_split;
   t.interrupt = &interrupted;
   t.on_search_start = [] { searching = true; };
   return t;
@@ -288,8 +296,9 @@ inline options parse(int argc, char** argv) {
     std::string a = argv[k];
     if (a.rfind("--", 0) != 0) fail_usage("unexpected argument '" + a + "'");
     static const std::vector<std::string> known = {
-        "--sizes", "--time", "--more",   "--evaluations", "--technique", "--seed",      "--backend",
-        "--out",   "--log",  "--params", "--threads",     "--type",      "--start-from"};
+        "--sizes",   "--time",    "--more",       "--evaluations", "--technique",
+        "--seed",    "--backend", "--out",        "--log",         "--params",
+        "--threads", "--type",    "--start-from", "--edge-split"};
     if (std::find(known.begin(), known.end(), a) == known.end())
       fail_usage("unknown option '" + a + "'");
     if (!option_of(o.command, a))
@@ -381,7 +390,7 @@ int tune_on(Target& target, const Comp& comp, const options& o) {
   t.log = o.log.empty() ? std::filesystem::path(file.string() + ".log.jsonl") : o.log;
   mdh::tuning::check_workload_memory(comp, o.sizes, mdh::tuning::memory_of(target));
   std::filesystem::create_directories(o.out);
-  auto space = mdh::tuning::make_search_space(c, o.sizes, target.limits());
+  auto space = mdh::tuning::make_search_space(c, o.sizes, target.limits(), t.space);
   std::printf("tuning %s %s on %s (%s): search space of %s configurations, log %s\n",
               c.name.c_str(), mdh::to_string(o.sizes).c_str(), target.id().name.c_str(),
               target.id().backend.c_str(), atf::to_string(space.size()).c_str(),

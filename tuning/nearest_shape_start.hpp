@@ -90,7 +90,8 @@ inline std::vector<std::filesystem::path> start_candidate_files(
 inline std::optional<atf::configuration> nearest_shape_start(
     const std::filesystem::path& file, const ir::computation& c,
     const std::vector<std::int64_t>& sizes, const device_id& dev,
-    const lower::device_limits& limits, const std::vector<std::filesystem::path>& elsewhere = {}) {
+    const lower::device_limits& limits, const std::vector<std::filesystem::path>& elsewhere = {},
+    const space_options& space = {}) {
   if (file.empty() && elsewhere.empty()) return std::nullopt;
   const workload here = workload::of(c, sizes);
   std::optional<workload> product_here;
@@ -124,7 +125,7 @@ inline std::optional<atf::configuration> nearest_shape_start(
     lower::config cfg =
         carry_over(lower::config_from_json(nearest->configuration, c), nearest->work.sizes, sizes);
     lower::check(cfg, c, sizes, limits);
-    return to_space_configuration(cfg, c, sizes, limits);
+    return to_space_configuration(cfg, c, sizes, limits, space);
   } catch (const std::exception&) {  // not valid here (check), or a configuration of old
     return std::nullopt;
   }

@@ -12,6 +12,10 @@
 //   thr_map_d  CUDA thread axis of d (0 = x, 1 = y); dims on one axis fold, the last fastest
 //   cache_b, transpose_b, pad_b   shared-memory caching of input b and its tile layout
 //   thr_combine, blk_combine, vec, vec_pw, prefetch
+//   edge_split 0 off, 1 whole-tile chunks + an unguarded interior path, 2 = 1 + shifted vector
+//              loads (mdh/lower/edge_tiles.hpp); single computations only, and by default only
+//              where some dimension's size is odd and >= 32 (has_edge_split_parameter), so the
+//              spaces of other shapes (the benchmark cases) are those of before it existed
 //   mma, mma_m, mma_n, mma_k, mma_warps_m, mma_warps_n, mma_tile_m, mma_tile_n, mma_tile_k,
 //              mma_stages, mma_swizzle: the tensor-core path, only on a CUDA device for a
 //              contraction with a tensor-core type (has_mma_parameters); with mma = 1 (and
@@ -63,6 +67,9 @@ struct space_options {
   std::int64_t max_threads = 1024;  // on top of the device's limit
   std::int64_t max_t_rm = 8;        // largest register tile per dimension
   bool allow_strided = true;
+  // Whether the space has edge_split: -1 where has_edge_split_parameter's default says so (some
+  // dimension's size odd and >= 32: 997, 4093, 2^23+5), 0 never, 1 always.
+  int edge_split = -1;
 };
 
 namespace detail {
@@ -232,6 +239,18 @@ inline std::vector<atf::tp> make_dim_parameters(const ir::computation& comp,
   return ps;
 }
 
+// Whether the space of a single computation `comp` at `sizes` has edge_split (see space_options):
+// by default where some dimension's size is odd and at least 32 - the shapes that no tile
+// divides, where the interior path pays; even sizes keep the space they had before.
+inline bool has_edge_split_parameter(const ir::computation& comp,
+                                     const std::vector<std::int64_t>& sizes,
+                                     const space_options& opt = {}) {
+  if (opt.edge_split >= 0) return opt.edge_split == 1;
+  for (std::size_t d = 0; d < comp.rank() && d < sizes.size(); ++d)
+    if (sizes[d] >= 32 && sizes[d] % 2 == 1) return true;
+  return false;
+}
+
 // Whether the space of `comp` on a device with `limits` has the tensor-core parameters.
 inline bool has_mma_parameters(const ir::computation& comp, const lower::device_limits& limits) {
   return limits.cuda && lower::mma_supported(comp);
@@ -299,6 +318,12 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
   const std::vector<bool> none(comp.rank(), false);
   auto ps = make_dim_parameters(comp, sizes, limits, opt, none, none);
   append_stage_parameters(ps, comp, sizes, space_limits(limits, opt), "", true);
+  if (has_edge_split_parameter(comp, sizes, opt)) {
+    ps.emplace_back("edge_split", atf::set({int64_t{0}, int64_t{1}, int64_t{2}}));
+    for (const lower::rule& r : lower::config_rules(comp, sizes, space_limits(limits, opt)))
+      if (std::find(r.reads.begin(), r.reads.end(), "edge_split") != r.reads.end())
+        detail::constrain(ps, r);
+  }
   if (has_mma_parameters(comp, limits)) append_mma_parameters(ps, comp, space_limits(limits, opt));
   return ps;
 }
@@ -372,6 +397,8 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
   for (const char* n : detail::kernel_names)
     m[n] = a.contains(prefix + n) ? a.get<std::int64_t>(prefix + n)
                                   : std::int64_t(lower::block_combine::second_kernel);
+  if (prefix.empty() && a.contains("edge_split") && a.get<std::int64_t>("edge_split") != 0)
+    m["edge_split"] = a.get<std::int64_t>("edge_split");
   if (prefix.empty() && a.contains("mma") && a.get<std::int64_t>("mma") != 0) {
     for (const char* n : detail::mma_names) m[n] = a.get<std::int64_t>(n);
     for (auto& n : detail::mma_optional_names(comp))
@@ -396,11 +423,13 @@ inline std::string kernel_key(const lower::fused_config& c) { return nlohmann::j
 // The configuration of make_parameters' space that to_config maps to `c` (its inverse); values
 // outside the space's sets make atf's search_space::find return nothing. `prefix`, `with_dims`
 // and `with_blk_combine` pick the names of one stage of a fused space; `with_mma`: the space has
-// the tensor-core parameters (has_mma_parameters).
+// the tensor-core parameters (has_mma_parameters); `with_edge_split`: the space has edge_split
+// (-1: as has_edge_split_parameter's default says, for a single computation; without it, the
+// point is that of edge_split = 0).
 inline atf::configuration to_space_configuration(
     const lower::config& c, const ir::computation& comp, const std::vector<std::int64_t>& sizes,
     const std::string& prefix = "", bool with_dims = true, bool with_blk_combine = true,
-    bool with_mma = false) {
+    bool with_mma = false, int with_edge_split = -1) {
   using detail::name;
   const std::map<std::string, std::int64_t> m = lower::to_full_map(c);
   atf::configuration a;
@@ -420,6 +449,10 @@ inline atf::configuration to_space_configuration(
     if (with_mma) a.set(n, m.at(n));
   if (with_mma)
     for (auto& n : detail::mma_optional_names(comp)) a.set(n, m.at(n));
+  if (with_edge_split < 0
+          ? prefix.empty() && with_dims && with_blk_combine && has_edge_split_parameter(comp, sizes)
+          : with_edge_split == 1)
+    a.set("edge_split", m.at("edge_split"));
   return a;
 }
 
@@ -427,8 +460,10 @@ inline atf::configuration to_space_configuration(
 inline atf::configuration to_space_configuration(const lower::config& c,
                                                  const ir::computation& comp,
                                                  const std::vector<std::int64_t>& sizes,
-                                                 const lower::device_limits& limits) {
-  return to_space_configuration(c, comp, sizes, "", true, true, has_mma_parameters(comp, limits));
+                                                 const lower::device_limits& limits,
+                                                 const space_options& opt = {}) {
+  return to_space_configuration(c, comp, sizes, "", true, true, has_mma_parameters(comp, limits),
+                                has_edge_split_parameter(comp, sizes, opt) ? 1 : 0);
 }
 
 // The names of tuning logs of format 1 (mdh 0.1) in today's space: sm_mult_d is t_sm_steps_d.

@@ -11,7 +11,8 @@
 //             (thread tile x threads per block), both operands cached in shared memory, the
 //             one whose last index is the reduction transposed, prefetch (two shared buffers,
 //             or registers only, or none), vector stores; split
-//             over blocks along the reduction when the tiles alone give too few blocks.
+//             over blocks along the reduction when the tiles alone give too few blocks; at odd
+//             sizes (has_edge_split_parameter) also with edge tiles (edge_split = 1).
 //   streaming everything else: vector (or thread-strided) accesses along the innermost
 //             dimension, the rest of the block on the next dimension, reductions split over
 //             threads and, when the output is small, over blocks; an innermost reduction also
@@ -194,10 +195,15 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 
   // At most this many: a start costs one evaluation (an NVRTC compile and a measurement).
   constexpr std::size_t max_starts = 64;
+  // The edge-tile starts (edge_split, odd sizes: at most one per shape) are all kept, the others
+  // thinned evenly to the rest, in their order.
   auto thin = [&] {
     if (out.size() <= max_starts) return out;
-    std::vector<lower::config> t;
-    for (std::size_t k = 0; k < max_starts; ++k) t.push_back(out[k * out.size() / max_starts]);
+    std::vector<lower::config> edge, rest, t;
+    for (auto& c : out) (c.edge_split ? edge : rest).push_back(c);
+    const std::size_t n = max_starts - std::min(edge.size(), max_starts);
+    for (std::size_t k = 0; k < n; ++k) t.push_back(rest[k * rest.size() / n]);
+    for (std::size_t k = 0; k < max_starts - n; ++k) t.push_back(edge[k]);
     return t;
   };
 
@@ -219,6 +225,9 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
     for (auto& b : comp.inputs) reused = reused || !detail::uses(b, i) || !detail::uses(b, j);
     product = reused;
   }
+  // Odd shapes (997 x 1009 x 769): products also start with edge tiles (edge_split = 1), where
+  // the space has the parameter.
+  const bool edges = has_edge_split_parameter(comp, sizes);
   if (product) {
     // the register-tiled reduction: the longest one (a convolution's channels, not its 3x3
     // window), the innermost among equals
@@ -274,6 +283,12 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
         c.vec = rj % 4 == 0 ? 4 : rj % 2 == 0 ? 2 : 1;
         c.prefetch = any_cached ? 2 : 0;  // registers + two shared buffers
         with_split(c, k);
+        if (edges && kt == 16) {
+          // odd sizes: the same tiles in whole-tile chunks, the interior path unguarded
+          lower::config e = c;
+          e.edge_split = 1;
+          keep(e);
+        }
         if (!rotatable.empty()) {
           lower::config r = c;
           for (auto b : rotatable) r.inputs[b].transpose = 2;

@@ -186,13 +186,18 @@ template <class IR>
 std::optional<atf::configuration> parameter_file_start(const std::filesystem::path& file,
                                                        const IR& c,
                                                        const std::vector<std::int64_t>& sizes,
-                                                       const lower::device_limits& limits) {
+                                                       const lower::device_limits& limits,
+                                                       const space_options& space = {}) {
   std::error_code ec;
   if (file.empty() || !std::filesystem::exists(file, ec)) return std::nullopt;
   try {
     parameter_record r = read_parameter_file(file);
     if (!(r.work == workload::of(c, sizes))) return std::nullopt;
-    return to_space_configuration(lower::config_from_json(r.configuration, c), c, sizes, limits);
+    if constexpr (std::is_same_v<IR, ir::computation>)  // with or without edge_split
+      return to_space_configuration(lower::config_from_json(r.configuration, c), c, sizes, limits,
+                                    space);
+    else
+      return to_space_configuration(lower::config_from_json(r.configuration, c), c, sizes, limits);
   } catch (const std::exception& e) {  // the run overwrites it at the end: say so, go on
     std::fprintf(stderr, "mdh: %s is not a usable parameter file (%s); not a start\n",
                  file.string().c_str(), e.what());
@@ -207,7 +212,8 @@ std::optional<atf::configuration> parameter_file_start(const std::filesystem::pa
 inline std::optional<atf::configuration> product_start(
     const std::filesystem::path& file, const ir::computation& c,
     const std::vector<std::int64_t>& sizes, const device_id& dev,
-    const lower::device_limits& limits, const std::vector<std::filesystem::path>& elsewhere = {}) {
+    const lower::device_limits& limits, const std::vector<std::filesystem::path>& elsewhere = {},
+    const space_options& space = {}) {
   if (!c.epilogue || (file.empty() && elsewhere.empty())) return std::nullopt;
   ir::computation product = c;
   product.epilogue.reset();
@@ -221,7 +227,7 @@ inline std::optional<atf::configuration> product_start(
     if (!rec) return std::nullopt;
     auto cfg = lower::config_from_json(rec->configuration, c);
     lower::check(cfg, c, sizes, limits);  // atomics across blocks are not
-    return to_space_configuration(cfg, c, sizes, limits);
+    return to_space_configuration(cfg, c, sizes, limits, space);
   } catch (const error&) {
     return std::nullopt;
   }
@@ -348,18 +354,31 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     // product's; the nearest other shape's, carried over; the best of a log set aside for another
     // space: those still in this space), then the generic starts
     std::vector<atf::configuration> starts;
-    if (auto f = parameter_file_start(opt.parameter_file, c, sizes, limits)) starts.push_back(*f);
+    if (auto f = parameter_file_start(opt.parameter_file, c, sizes, limits, opt.space))
+      starts.push_back(*f);
     if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>) {
-      if (auto p = product_start(opt.parameter_file, c, sizes, target.id(), limits, opt.start_from))
+      if (auto p = product_start(opt.parameter_file, c, sizes, target.id(), limits, opt.start_from,
+                                 opt.space))
         starts.push_back(*p);
       if (auto n = nearest_shape_start(opt.parameter_file, c, sizes, target.id(), limits,
-                                       opt.start_from))
+                                       opt.start_from, opt.space))
         starts.push_back(*n);
     }
     if (aside)
-      for (auto& b : best_of_log(*aside, 8)) starts.push_back(std::move(b));
-    for (auto& s : start_configurations(c, sizes, limits))
-      starts.push_back(to_space_configuration(s, c, sizes, limits));
+      for (auto& b : best_of_log(*aside, 8)) {
+        // a log of the space without edge_split (before it, or other space options): its
+        // points are those with edge_split = 0 in a space that has it
+        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
+          if (has_edge_split_parameter(c, sizes, opt.space) && !b.contains("edge_split"))
+            b.set("edge_split", std::int64_t{0});
+        starts.push_back(std::move(b));
+      }
+    for (auto& s : start_configurations(c, sizes, limits)) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
+        starts.push_back(to_space_configuration(s, c, sizes, limits, opt.space));  // edge_split
+      else
+        starts.push_back(to_space_configuration(s, c, sizes, limits));
+    }
     t.start_with(std::move(starts));
   }
   if (limited) t.abort_when(stop);

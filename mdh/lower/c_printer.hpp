@@ -161,6 +161,8 @@ class c_printer {
   detail::source out_;
   std::string f_name_ = "mdh_f", combine_name_ = "mdh_combine", epilogue_name_ = "mdh_epilogue";
   bool stage_ = false;
+  // Printing the interior path (edge_split): the guards of the dims marked interior are dropped.
+  bool interior_path_ = false;
 
   // The scalar function and combine operator of a stage (names carry the stage prefix).
   std::string stage_functions() {
@@ -532,6 +534,7 @@ class c_printer {
     std::string in_tile = outer[2] + " + " + within;
     std::string local = outer[1] + " + " + in_tile;
     std::string e = outer[0] + " + " + local;
+    if (interior_path_ && d.interior) return {e, "true"};  // the step is whole along d
     std::vector<std::string> conds;
     if (d.t_sm % d.rm_step != 0) conds.push_back(in_tile + " < " + detail::num(d.t_sm));
     if (d.chunk % d.t_sm != 0) conds.push_back(local + " < " + detail::num(d.chunk));
@@ -891,6 +894,7 @@ class c_printer {
       out_.line("const idx_t S" + J + " = b" + J + " * " + detail::num(d.chunk) + " + s" + J +
                 " * " + detail::num(d.t_sm) + " + q" + J + " * " + detail::num(d.rm_step) + ";");
     }
+    if (p_.interior_split) print_whole_condition(p_.concat_dims, "mdh_whole_step");
     std::int64_t carry_n = 1;
     for (auto j : p_.concat_dims) carry_n *= p_.dims[j].t_rm;
     if (!p_.scan_dims.empty()) {
@@ -996,6 +1000,47 @@ class c_printer {
         out_.line("}");
       }
     }
+    if (p_.interior_split) {
+      print_whole_condition(p_.reduce_dims, "mdh_whole_tile");
+      out_.line("if (mdh_whole_step && mdh_whole_tile) {  // interior path: no guards along " +
+                interior_dims());
+      interior_path_ = true;
+      print_register_loops(outer);
+      interior_path_ = false;
+      out_.line("} else {  // edge path");
+      print_register_loops(outer);
+      out_.line("}");
+    } else {
+      print_register_loops(outer);
+    }
+    if (double_buffer) {
+      out_.line("if (st + 1 < " + detail::num(n_tiles) + ") {  // the next step's tiles");
+      for (auto& t : p_.tiles)
+        out_.line(d_.local_ptr(p_.inputs[t.input].type) + " " + t.name + "_n = " + t.name +
+                  "_b + ((st + 1) & 1) * " + detail::num(t.buffer_stride) + ";");
+      for (auto& t : p_.tiles) print_registers_to_tile(t, t.name + "_n");
+      out_.line("if (st + 2 < " + detail::num(n_tiles) +
+                ") {  // loads in flight during step st + 1");
+      print_tile_coords("st + 2", "sn");
+      for (auto& t : p_.tiles) print_copy_to_registers(t);
+      out_.line("}");
+      out_.line("}");
+      out_.line(d_.barrier());
+    }
+    if (!p_.reduce_dims.empty()) out_.line("}");  // sm tiles
+    if (p_.thread_combine_needed) print_thread_combine();
+    if (!p_.scan_dims.empty()) print_scan(outer, carry_n);
+    print_write(outer);
+    for (std::size_t j = 0; j < 2 * p_.scan_dims.size(); ++j) out_.line("}");
+    for (std::size_t j = 0; j < 2 * p_.concat_dims.size(); ++j) out_.line("}");
+    if (p_.blk_combine == block_combine_kind::last_block) print_last_block();
+    out_.line("}");
+  }
+
+  // The rm steps of the reduction dims and the register loops inside them: acc (+)= f(loads).
+  void print_register_loops(const std::vector<std::size_t>& outer) {
+    const std::size_t m = p_.results();
+    const bool red = p_.comp.has_reduction();
     for (auto j : p_.reduce_dims)
       open_loop("q" + std::to_string(j), p_.dims[j].n_rm, p_.unroll_reduce_steps,
                 "rm steps of " + p_.dims[j].name);
@@ -1018,6 +1063,23 @@ class c_printer {
             continue;
           const auto& a = p_.comp.inputs[rd.input].accesses[rd.access];
           const global_buffer& g = p_.inputs[rd.input];
+          if (shifted(rd, gi)) {
+            // the group lies in the two aligned vectors from its start rounded down; the second
+            // must end inside the buffer (else the lanes read scalars)
+            const std::string w = "w" + P + std::to_string(arg), VT = d_.vector_type(g.type, W);
+            out_.line("const idx_t " + w + "a = " + flat_index_vec(a, g, *G) + ";");
+            out_.line("const int " + w + "m = (int)(" + w + "a & " + detail::num(W - 1) +
+                      ");  // the start's offset in its aligned vector");
+            out_.line("const bool " + w + "s = (" + P + "vg" + opened + ") && " + w + "a - " + w +
+                      "m + " + detail::num(2 * W) + " <= " + detail::num(g.elements) + ";");
+            for (int h = 0; h < 2; ++h)
+              out_.line("const " + VT + " " + w + (h ? "h" : "") + " = " + w + "s ? " +
+                        d_.vector_load(g.type, W,
+                                       "&" + g.name + "[" + w + "a - " + w + "m" +
+                                           (h ? " + " + detail::num(W) : "") + "]") +
+                        " : " + d_.vector_zero(g.type, W) + ";");
+            continue;
+          }
           out_.line("const " + d_.vector_type(g.type, W) + " w" + P + std::to_string(arg) + " = (" +
                     P + "vg" + opened + ") ? " +
                     d_.vector_load(g.type, W, "&" + g.name + "[" + flat_index_vec(a, g, *G) + "]") +
@@ -1041,6 +1103,22 @@ class c_printer {
       std::string value = load(rd.input, p_.comp.inputs[rd.input].accesses[rd.access]);
       for (auto gi : rd.vector_groups) {  // the lane of the group's vector, else a scalar load
         const std::string P = prefix(groups[gi]);
+        if (shifted(rd, gi)) {
+          // lane rl is element m + rl of the two vectors: a select over the offset m (rl is a
+          // constant once the lane loop is unrolled)
+          const std::int64_t W = groups[gi].width;
+          const std::string w = "w" + P + A;
+          std::string pick;
+          for (std::int64_t j = W; j-- > 0;) {
+            const std::string k = "(" + P + "rl + " + detail::num(j) + ")";
+            const std::string lane = "(" + k + " < " + detail::num(W) + " ? (const " + T + "*)&" +
+                                     w + " : (const " + T + "*)&" + w + "h)[" + k + " & " +
+                                     detail::num(W - 1) + "]";
+            pick = pick.empty() ? lane : w + "m == " + detail::num(j) + " ? " + lane + " : " + pick;
+          }
+          value = w + "s ? (" + pick + ") : " + value;
+          continue;
+        }
         value = P + "vg ? ((const " + T + "*)&w" + P + A + ")[" + P + "rl] : " + value;
       }
       out_.line("const " + T + " x" + A + " = " + value + ";");
@@ -1065,28 +1143,37 @@ class c_printer {
     out_.line("}");
     for (std::size_t j = 0; j < reg.size() + groups.size(); ++j) out_.line("}");
     for (std::size_t j = 0; j < p_.reduce_dims.size(); ++j) out_.line("}");  // rm steps
-    if (double_buffer) {
-      out_.line("if (st + 1 < " + detail::num(n_tiles) + ") {  // the next step's tiles");
-      for (auto& t : p_.tiles)
-        out_.line(d_.local_ptr(p_.inputs[t.input].type) + " " + t.name + "_n = " + t.name +
-                  "_b + ((st + 1) & 1) * " + detail::num(t.buffer_stride) + ";");
-      for (auto& t : p_.tiles) print_registers_to_tile(t, t.name + "_n");
-      out_.line("if (st + 2 < " + detail::num(n_tiles) +
-                ") {  // loads in flight during step st + 1");
-      print_tile_coords("st + 2", "sn");
-      for (auto& t : p_.tiles) print_copy_to_registers(t);
-      out_.line("}");
-      out_.line("}");
-      out_.line(d_.barrier());
+  }
+
+  static bool shifted(const input_read& rd, std::size_t group) {
+    return std::find(rd.shifted_groups.begin(), rd.shifted_groups.end(), group) !=
+           rd.shifted_groups.end();
+  }
+
+  // `const bool <name> = ...;`: the current step (++ dims: the rm step; reduction dims: the sm
+  // tile) is whole along every dim of `dims` marked interior (edge_tiles.hpp).
+  void print_whole_condition(const std::vector<std::size_t>& dims, const std::string& name) {
+    std::string c;
+    auto add = [&](const std::string& x) { c += (c.empty() ? "" : " && ") + ("(" + x + ")"); };
+    for (auto j : dims) {
+      const dim_plan& d = p_.dims[j];
+      if (!d.interior) continue;
+      const std::string J = std::to_string(j);
+      const bool reduces = d.role == dim_role::reduce;
+      const std::int64_t w = reduces ? d.t_sm : d.rm_step;  // elements of the step
+      const std::string local = "s" + J + " * " + detail::num(d.t_sm) +
+                                (reduces ? "" : " + q" + J + " * " + detail::num(w));
+      if (d.partial_steps) add("q" + J + " < " + detail::num(d.n_rm - 1));
+      if (d.partial_tiles) add(local + " <= " + detail::num(d.chunk - w));
+      if (d.partial_blocks) add("S" + J + " <= " + detail::num(d.size - w));
     }
-    if (!p_.reduce_dims.empty()) out_.line("}");  // sm tiles
-    if (p_.thread_combine_needed) print_thread_combine();
-    if (!p_.scan_dims.empty()) print_scan(outer, carry_n);
-    print_write(outer);
-    for (std::size_t j = 0; j < 2 * p_.scan_dims.size(); ++j) out_.line("}");
-    for (std::size_t j = 0; j < 2 * p_.concat_dims.size(); ++j) out_.line("}");
-    if (p_.blk_combine == block_combine_kind::last_block) print_last_block();
-    out_.line("}");
+    out_.line("const bool " + name + " = " + (c.empty() ? "true" : c) + ";");
+  }
+  std::string interior_dims() const {
+    std::string s;
+    for (auto& d : p_.dims)
+      if (d.interior) s += (s.empty() ? "" : ", ") + d.name;
+    return s;
   }
 
   // After writing its partials, each block counts itself in its group's counter; the last one

@@ -87,6 +87,12 @@ struct config {
   // while the current one is computed on (hides global-memory latency); 2 = the same with two
   // shared-memory buffers per tile, so one barrier per step instead of two; 0 = off.
   std::int64_t prefetch = 0;
+  // edge_split: where a dimension's size does not divide its tiles (997, 4093, 2^23+5).
+  // 0 = off (the lowering of before this parameter existed); 1 = each chunk rounded up to whole
+  // tiles and the register loops printed twice behind one block-uniform branch, an interior path
+  // without the bounds checks and a guarded edge path; 2 = 1 plus shifted 16-byte loads along
+  // rows whose start is not provably aligned (edge_tiles.hpp, docs/lowering.md). SIMT path only.
+  std::int64_t edge_split = 0;
   mma_config mma;  // the tensor-core path, off by default
   friend bool operator==(const config&, const config&) = default;
 };
@@ -121,6 +127,8 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
   // Only when on: configurations without it keep their map, and so their source and kernel names.
   if (c.vec_pw != 1) m["vec_pw"] = c.vec_pw;
   m["prefetch"] = c.prefetch;
+  // Only when on: configurations without it keep their map, sources, kernel names and files.
+  if (c.edge_split) m["edge_split"] = c.edge_split;
   // Only when on: configurations of the SIMT path keep their map, sources and kernel names.
   if (c.mma.on) {
     m["mma"] = c.mma.on;
@@ -139,11 +147,12 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
   return m;
 }
 
-// to_map with the parameters it leaves out at their values (vec_pw = 1, the mma_* of a
-// configuration without mma): every parameter a rule may read.
+// to_map with the parameters it leaves out at their values (vec_pw = 1, edge_split = 0, the mma_*
+// of a configuration without mma): every parameter a rule may read.
 inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
   std::map<std::string, std::int64_t> m = to_map(c);
   m["vec_pw"] = c.vec_pw;
+  m.emplace("edge_split", c.edge_split);
   m.emplace("mma", c.mma.on);
   m.emplace("mma_m", c.mma.m), m.emplace("mma_n", c.mma.n), m.emplace("mma_k", c.mma.k);
   m.emplace("mma_warps_m", c.mma.warps_m), m.emplace("mma_warps_n", c.mma.warps_n);
@@ -191,6 +200,7 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
   // Added after the first parameter files were written: absent means off (0, and vec_pw 1).
   if (m.count("prefetch")) c.prefetch = get("prefetch");
   if (m.count("vec_pw")) c.vec_pw = get("vec_pw");
+  if (m.count("edge_split")) c.edge_split = get("edge_split");
   // The tensor-core parameters: all present (mma = 1, or written as 0) or none (off).
   if (m.count("mma")) {
     c.mma.on = get("mma");

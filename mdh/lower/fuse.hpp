@@ -85,6 +85,9 @@ inline kernel_plan lower_stage(const char* which, const config& cfg, const ir::c
     check_config(cfg, c, sizes, limits);
     if (cfg.mma.on)  // the fused kernel prints the stages' SIMT bodies
       throw error("configuration violates 'a fused stage has no tensor-core path' (parameter mma)");
+    if (cfg.edge_split)  // the stages must cut every dimension into the same chunks
+      throw error(
+          "configuration violates 'a fused stage has no edge split' (parameter edge_split)");
     kernel_plan p = passes::run_all(c, sizes, cfg, limits, after);
     check_plan(p);
     if (after) after("check", p);

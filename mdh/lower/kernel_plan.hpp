@@ -33,6 +33,12 @@ struct dim_plan {
   std::int64_t blk = 1, thr = 1, chunk = 1, t_sm = 1, t_rm = 1, rm_step = 1;
   std::int64_t n_sm = 1, n_rm = 1;  // trip counts of the sm-tile and rm-step loops
   bool strided = false;
+  // With edge_split (edge_tiles.hpp): which of the three guards can fail - the last rm step of a
+  // tile is partial (t_sm % rm_step != 0), the last sm tile of a chunk (chunk % t_sm != 0), the
+  // last block (blk * chunk != size) - and `interior`: the dimension's guards are dropped on
+  // the kernel's interior path (kernel_plan::interior_split). All false without edge_split.
+  bool partial_steps = false, partial_tiles = false, partial_blocks = false;
+  bool interior = false;
   int thr_axis = 0, blk_axis = 0;               // CUDA axis of the thread / block index
   std::int64_t thr_stride = 1, blk_stride = 1;  // index = (axis_id / stride) % count
   layout elements;  // (block, sm tile, rm step, thread, slot) -> element
@@ -85,10 +91,14 @@ struct vector_group {
 };
 
 // One read of the scalar function's arguments: access `access` of input `input`, and the groups
-// (indices into kernel_plan::vector_groups) that load it as a whole vector before their lane loop.
+// (indices into kernel_plan::vector_groups) that load it as a whole vector before their lane loop;
+// shifted_groups, a subset of them (edge_split = 2), load the two aligned vectors that hold a
+// group whose start is not provably aligned (rows of odd length), the lanes picked by the start's
+// offset.
 struct input_read {
   std::size_t input = 0, access = 0;
   std::vector<std::size_t> vector_groups;
+  std::vector<std::size_t> shifted_groups;
   friend bool operator==(const input_read&, const input_read&) = default;
 };
 
@@ -168,6 +178,10 @@ struct kernel_plan {
   // are in flight together (combines pass; the _final kernel's loop stays rolled)
   std::int64_t last_block_unroll = 0;
   std::int64_t prefetch = 0;  // 1: tiles staged in registers one step ahead; 2: also two buffers
+  // edge_split: the register loops are printed twice behind a block-uniform branch: an interior
+  // path without the guards of the dims marked interior, taken when the ++ step and the
+  // reduction tile are whole along them, and the guarded edge path (edge_tiles.hpp).
+  bool interior_split = false;
 
   // Decisions of the vectorize, register_loops and copy_schedule passes (see passes.hpp).
   std::vector<vector_group> vector_groups;  // of the register loops, vec's first
@@ -259,7 +273,16 @@ inline std::string to_string(const kernel_plan& p) {
        << " (x" << d.n_rm << ") thr=" << d.thr << " t_rm=" << d.t_rm
        << (d.strided ? " strided" : " blocked") << " thread=" << axis[d.thr_axis] << "/"
        << d.thr_stride << " block=" << axis[d.blk_axis] << "/" << d.blk_stride
-       << " elements=" << to_string(d.elements) << "\n";
+       << " elements=" << to_string(d.elements)
+       << (d.partial_steps || d.partial_tiles || d.partial_blocks
+               ? std::string(" partial:") + (d.partial_steps ? " steps" : "") +
+                     (d.partial_tiles ? " tiles" : "") + (d.partial_blocks ? " blocks" : "") +
+                     (d.interior ? " (unguarded on the interior path)" : "")
+               : std::string())
+       << "\n";
+  if (p.interior_split)
+    os << "interior path: the register loops without the guards of the dims marked unguarded, "
+          "in the ++ steps and reduction tiles that are whole along them; else the edge path\n";
   auto names = [&](const std::vector<std::size_t>& v) {
     std::string s;
     for (auto d : v) s += (s.empty() ? "" : ",") + p.dims[d].name;
@@ -309,7 +332,11 @@ inline std::string to_string(const kernel_plan& p) {
                : " from global memory");
     for (auto g : r.vector_groups)
       os << ", " << p.vector_groups[g].width * std::int64_t(size_of(p.inputs[r.input].type))
-         << "-byte vector loads along " << p.dims[p.vector_groups[g].dim].name;
+         << "-byte vector loads along " << p.dims[p.vector_groups[g].dim].name
+         << (std::find(r.shifted_groups.begin(), r.shifted_groups.end(), g) !=
+                     r.shifted_groups.end()
+                 ? " (two aligned per group: start not aligned)"
+                 : "");
     os << "\n";
   }
   if (p.thread_combine_needed)

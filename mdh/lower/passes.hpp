@@ -15,6 +15,7 @@
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/copy_schedule.hpp>
 #include <mdh/lower/device_limits.hpp>
+#include <mdh/lower/edge_tiles.hpp>
 #include <mdh/lower/kernel_plan.hpp>
 #include <mdh/lower/mma.hpp>
 #include <mdh/lower/register_loops.hpp>
@@ -22,9 +23,13 @@
 
 namespace mdh::lower::passes {
 
-// 1. Partition: per dimension its role, chunk per block, tile sizes and loop trip counts.
+// 1. Partition: per dimension its role, chunk per block, tile sizes and loop trip counts; with
+//    edge_split, chunks in whole tiles, the guards its partial tiles need and whether an interior
+//    path drops them (edge_tiles.hpp).
 inline void partition(kernel_plan& p) {
   const auto& c = p.comp;
+  const bool edges = p.cfg.edge_split != 0;
+  const bool reduction_tiles = edges && reduction_tiles_split(p.cfg, p.limits);
   p.dims.clear();
   p.concat_dims.clear(), p.scan_dims.clear(), p.reduce_dims.clear();
   for (std::size_t d = 0; d < c.rank(); ++d) {
@@ -39,18 +44,24 @@ inline void partition(kernel_plan& p) {
     dp.chunk = ceil_div(dp.size, dp.blk);
     dp.t_sm = std::min(x.t_sm, dp.chunk);  // a tile larger than the chunk walks only the chunk
     dp.rm_step = dp.thr * dp.t_rm;
+    if (edges) {  // the chunk in whole tiles where it can be
+      const chunking ch = chunk_in_whole_tiles(dp.size, dp.blk, x.t_sm, dp.rm_step);
+      dp.chunk = ch.chunk, dp.t_sm = ch.t_sm;
+    }
     dp.n_sm = ceil_div(dp.chunk, dp.t_sm);
     dp.n_rm = ceil_div(dp.t_sm, dp.rm_step);
     dp.thr_axis = x.thr_map, dp.blk_axis = x.blk_map;
     dp.elements = {
         {dp.blk, dp.n_sm, dp.n_rm, dp.thr, dp.t_rm},
         {dp.chunk, dp.t_sm, dp.rm_step, dp.strided ? 1 : dp.t_rm, dp.strided ? dp.thr : 1}};
+    if (edges) mark_partial_tiles(dp, reduction_tiles);
     p.dims.push_back(dp);
     (dp.role == dim_role::concat ? p.concat_dims
      : dp.role == dim_role::scan ? p.scan_dims
                                  : p.reduce_dims)
         .push_back(d);
   }
+  p.interior_split = edges && needs_interior_split(p);
 }
 
 // 2. Map threads and blocks onto the CUDA axes: dims sharing an axis fold row-major into it.

@@ -16,6 +16,11 @@ namespace mdh::lower {
 struct random_options {
   std::int64_t max_threads = 256;  // per block (on top of the device limit)
   int max_attempts = 2000;
+  // edge_split of the configurations drawn: 0 off (the default: the draws, and so the sweeps'
+  // configurations and sources, are those of before the parameter existed); 1 or 2 that value
+  // (2 falls back to 1 without a vector group); -1 drawn from {0, 1, 2}. Single computations
+  // only (fused stages have none).
+  std::int64_t edge_split = 0;
 };
 
 namespace detail {
@@ -27,6 +32,24 @@ std::int64_t pick(Rng& rng, std::initializer_list<std::int64_t> v) {
 template <class Rng>
 std::int64_t uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, std::max(lo, hi))(rng);
+}
+}  // namespace detail
+
+namespace detail {
+// `c` with edge_split = `want` where that passes check(), else 1 (2 needs a vector group), else
+// `c` unchanged (edge tiles can enlarge a tile past the shared memory or prefetch limits).
+inline config with_edge_split(config c, std::int64_t want, const ir::computation& comp,
+                              const std::vector<std::int64_t>& sizes, const device_limits& lim) {
+  for (std::int64_t e = want; e >= 1; --e) {
+    config x = c;
+    x.edge_split = e;
+    try {
+      check(x, comp, sizes, lim);
+      return x;
+    } catch (const error&) {
+    }
+  }
+  return c;
 }
 }  // namespace detail
 
@@ -97,6 +120,9 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
         continue;
       }
     }
+    if (opt.edge_split != 0)  // drawn last: without it the draws above are those of before
+      c = detail::with_edge_split(c, opt.edge_split < 0 ? uniform(rng, 0, 2) : opt.edge_split, comp,
+                                  sizes, lim);
     return c;
   }
   return default_config(comp, sizes);
@@ -144,15 +170,18 @@ config random_wgmma_config(const ir::computation& comp, const std::vector<std::i
 // Configurations at the corners: one thread for everything; as many threads as allowed on the
 // innermost dimension; tiles larger than the sizes; every input cached with transpose and pad (and
 // rank >= 3 tiles rotated); every dimension split over blocks (cross-block reductions, all three
-// ways); vector groups along the innermost ++ and pw dimensions.
+// ways); vector groups along the innermost ++ and pw dimensions. `edge_split` 1 or 2: each of
+// them with that edge_split where it passes check() (2 falls back to 1 without a vector group);
+// 0, the default: without (the configurations of before the parameter existed).
 inline std::vector<config> edge_configs(const ir::computation& comp,
                                         const std::vector<std::int64_t>& sizes,
-                                        const device_limits& limits) {
+                                        const device_limits& limits, std::int64_t edge_split = 0) {
   std::vector<config> out;
-  auto keep = [&](const config& c) {
+  auto keep = [&](const config& c0) {
+    const config c = edge_split ? detail::with_edge_split(c0, edge_split, comp, sizes, limits) : c0;
     try {
       check(c, comp, sizes, limits);
-      out.push_back(c);
+      if (std::find(out.begin(), out.end(), c) == out.end() || !edge_split) out.push_back(c);
     } catch (const error&) {
     }
   };
@@ -238,6 +267,7 @@ fused_config random_config(const ir::fused& f, const std::vector<std::int64_t>& 
                            const device_limits& limits, Rng& rng, random_options opt = {}) {
   device_limits lim = limits;
   lim.max_threads_per_block = std::min(lim.max_threads_per_block, opt.max_threads);
+  opt.edge_split = 0;  // a fused stage has none
   for (int attempt = 0; attempt < 50; ++attempt) {
     fused_config c;
     c.first = random_config(f.first, sizes, limits, rng, opt);

@@ -553,6 +553,18 @@ inline std::vector<rule> config_rules(const ir::computation& comp,
     add("vec_pw > 1 needs a pw dimension", {vec_pw},
         [vec_pw](values v) { return v[0] > 1 ? broken(vec_pw, "computation has none") : holds(); });
   }
+  // Edge tiles (edge_tiles.hpp): 2 adds shifted vector loads, which need a vector group.
+  const std::string edge_split = stage_prefix + "edge_split";
+  add("edge_split in {0 = off, 1 = whole-tile chunks + interior path, 2 = 1 + shifted vector "
+      "loads}",
+      {edge_split}, [edge_split](values v) {
+        return v[0] < 0 || v[0] > 2 ? broken(edge_split, "edge_split=" + str(v[0])) : holds();
+      });
+  add("edge_split = 2 (shifted vector loads) needs vec > 1 or vec_pw > 1",
+      {vec, vec_pw, edge_split}, [edge_split](values v) {
+        return v[2] == 2 && v[0] == 1 && v[1] == 1 ? broken(edge_split, "vec=1, vec_pw=1")
+                                                   : holds();
+      });
   if (stage_prefix.empty()) append_mma_rules(rs, comp, limits);
   return rs;
 }

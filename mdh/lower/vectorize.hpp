@@ -32,14 +32,24 @@ inline bool vector_aligned(const kernel_plan& p, const ir::access& a, const glob
   return f.constant % G.width == 0;
 }
 
+// An access of a 4-byte global buffer whose elements along the group's dimension are
+// consecutive, the group start not provably aligned (a row of 4093 elements): the group lies in
+// the two aligned vectors from its start rounded down, which it loads (edge_split = 2).
+inline bool vector_consecutive(const kernel_plan& p, const ir::access& a, const global_buffer& g,
+                               const vector_group& G) {
+  return size_of(g.type) == 4 && flatten(a, g, p.dims.size()).coeff[G.dim] == 1;
+}
+
 // Whether access `a` of input b loads vectors of group G with the register loops in `order`:
-// from global memory, aligned, and not depending on a dimension whose loop is inside G's (the
-// load is issued once per group, before those loops).
+// from global memory, aligned (or, with `shifted`, consecutive), and not depending on a
+// dimension whose loop is inside G's (the load is issued once per group, before those loops).
 inline bool group_load(const kernel_plan& p, std::size_t b, const ir::access& a,
-                       const vector_group& G, const std::vector<std::size_t>& order) {
+                       const vector_group& G, const std::vector<std::size_t>& order,
+                       bool shifted = false) {
   for (auto& t : p.tiles)
     if (t.input == b) return false;
-  if (!vector_aligned(p, a, p.inputs[b], G)) return false;
+  if (!(shifted ? vector_consecutive(p, a, p.inputs[b], G) : vector_aligned(p, a, p.inputs[b], G)))
+    return false;
   const flat_access f = flatten(a, p.inputs[b], p.dims.size());
   for (auto it = std::find(order.begin(), order.end(), G.dim) + 1; it != order.end(); ++it)
     if (f.coeff[*it] != 0) return false;
@@ -68,18 +78,26 @@ inline void vector_groups(kernel_plan& p) {
     p.vector_groups.push_back({p.reduce_dims.back(), p.cfg.vec_pw, dim_role::reduce});
 }
 
-// Vector accesses: every argument read with the groups that load it as a vector, every output
-// write with whether it stores one. The write loop walks the vec group unless the results go
-// through a block combine (partials or atomics are written element by element).
+// Vector accesses: every argument read with the groups that load it as a vector (aligned: one
+// vector; with edge_split = 2 also consecutive but not provably aligned: the two aligned vectors
+// holding the group, its lanes picked by the start's offset in the first), every output write
+// with whether it stores one (aligned only). The write loop walks the vec group unless the
+// results go through a block combine (partials or atomics are written element by element).
 inline void vector_accesses(kernel_plan& p) {
   p.reads.clear(), p.writes.clear();
+  const bool shifted = p.cfg.edge_split == 2;
   for (std::size_t b = 0; b < p.comp.inputs.size(); ++b)
     for (std::size_t a = 0; a < p.comp.inputs[b].accesses.size(); ++a) {
-      input_read r{b, a, {}};
+      input_read r{b, a, {}, {}};
+      const ir::access& acc = p.comp.inputs[b].accesses[a];
       for (std::size_t g = 0; g < p.vector_groups.size(); ++g)
-        if (detail::group_load(p, b, p.comp.inputs[b].accesses[a], p.vector_groups[g],
-                               p.register_order))
+        if (detail::group_load(p, b, acc, p.vector_groups[g], p.register_order)) {
           r.vector_groups.push_back(g);
+        } else if (shifted &&
+                   detail::group_load(p, b, acc, p.vector_groups[g], p.register_order, true)) {
+          r.vector_groups.push_back(g);
+          r.shifted_groups.push_back(g);
+        }
       p.reads.push_back(std::move(r));
     }
   p.vector_write = !p.vector_groups.empty() && p.vector_groups[0].role == dim_role::concat &&

@@ -51,6 +51,15 @@ expect "run rejects tune's options" 2 "--evaluations is not an option of 'run' \
   timeout -k 5 30 "$tool" run matmul --sizes 8,8,8 --evaluations 3
 expect "tune rejects run's options" 2 "--params is not an option of 'tune'" -- \
   timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --params x
+expect "--edge-split takes auto, on or off" 2 "--edge-split 'maybe' is not auto, on or off" -- \
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --edge-split maybe --out "$work/p0"
+# edge_split is a coordinate of the space at odd sizes (auto), not with --edge-split off
+space_of() { timeout -k 5 300 "$tool" tune matmul --sizes 33,35,37 --evaluations 2 "$@" 2>&1 |
+  grep -Eo 'search space of [0-9]+'; }
+s_auto=$(space_of --out "$work/pe1")
+s_off=$(space_of --edge-split off --out "$work/pe2")
+if [ -n "$s_auto" ] && [ -n "$s_off" ] && [ "$s_auto" != "$s_off" ]; then pass "--edge-split off: a smaller space ($s_off, auto: $s_auto)"
+else fail "--edge-split off: a smaller space (auto '$s_auto', off '$s_off')"; fi
 expect "tune --help" 0 "usage: mdh-tune tune OPERATOR" -- "$tool" tune matmul --help
 expect "run --help" 0 "Exit codes: 0 ran and matched" -- "$tool" run --help
 expect "list --help" 0 "usage: mdh-tune list" -- "$tool" list --help
