@@ -373,6 +373,20 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
             b.set("edge_split", std::int64_t{0});
         starts.push_back(std::move(b));
       }
+    // Edge tiles on the tile shapes earlier runs found: the first of those starts again with
+    // edge_split 1 and 2 (where that is a point of the space), so that a search of a few seconds
+    // compares the edge tiles on a tuned shape instead of on a generic start's.
+    if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
+      if (has_edge_split_parameter(c, sizes, opt.space)) {
+        const std::size_t earned = std::min<std::size_t>(starts.size(), 4);
+        for (std::size_t k = 0; k < earned; ++k)
+          for (std::int64_t v : {1, 2}) {
+            auto e = starts[k];
+            if (e.contains("edge_split") && e.get<std::int64_t>("edge_split") == v) continue;
+            e.set("edge_split", v);
+            if (space.find(e)) starts.push_back(std::move(e));  // e.g. 2 needs a vector group
+          }
+      }
     for (auto& s : start_configurations(c, sizes, limits)) {
       if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
         starts.push_back(to_space_configuration(s, c, sizes, limits, opt.space));  // edge_split

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <set>
@@ -504,6 +505,25 @@ TEST_CASE("OpenCL: a log of the space without edge_split starts the search in th
     CHECK(s.substr(s.find("}: ")).find("edge_split") == std::string::npos);
   }
   CHECK(after.run.starts_skipped <= 1);
+  // the first of the earned starts (the set-aside log's best points) also ran with edge tiles:
+  // the new log holds two points that differ only in edge_split (0 and 1)
+  std::vector<nlohmann::json> points;
+  {
+    std::ifstream log(opt.log);
+    for (std::string line; std::getline(log, line);) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.contains("configuration")) points.push_back(j["configuration"]);
+    }
+  }
+  bool pair = false;
+  for (auto& a : points)
+    for (auto& b : points) {
+      if (a.value("edge_split", 0) != 0 || b.value("edge_split", 0) != 1) continue;
+      auto a1 = a;
+      a1["edge_split"] = 1;
+      pair |= a1 == b;
+    }
+  CHECK(pair);
   bool aside = false;
   for (auto& e : fs::directory_iterator(dir))
     aside |= e.path().filename().string().find(".space-") != std::string::npos;
