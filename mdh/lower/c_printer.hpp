@@ -163,6 +163,8 @@ class c_printer {
   bool stage_ = false;
   // Printing the interior path (edge_split): the guards of the dims marked interior are dropped.
   bool interior_path_ = false;
+  // Printing the register loops: the dims marked slots_unguarded need no guard there.
+  bool register_loops_ = false;
 
   // The scalar function and combine operator of a stage (names carry the stage prefix).
   std::string stage_functions() {
@@ -534,7 +536,8 @@ class c_printer {
     std::string in_tile = outer[2] + " + " + within;
     std::string local = outer[1] + " + " + in_tile;
     std::string e = outer[0] + " + " + local;
-    if (interior_path_ && d.interior) return {e, "true"};  // the step is whole along d
+    if (interior_path_ && d.interior) return {e, "true"};          // the step is whole along d
+    if (register_loops_ && d.slots_unguarded) return {e, "true"};  // the stores guard d
     std::vector<std::string> conds;
     if (d.t_sm % d.rm_step != 0) conds.push_back(in_tile + " < " + detail::num(d.t_sm));
     if (d.chunk % d.t_sm != 0) conds.push_back(local + " < " + detail::num(d.chunk));
@@ -1039,6 +1042,7 @@ class c_printer {
 
   // The rm steps of the reduction dims and the register loops inside them: acc (+)= f(loads).
   void print_register_loops(const std::vector<std::size_t>& outer) {
+    register_loops_ = true;
     const std::size_t m = p_.results();
     const bool red = p_.comp.has_reduction();
     for (auto j : p_.reduce_dims)
@@ -1143,6 +1147,7 @@ class c_printer {
     out_.line("}");
     for (std::size_t j = 0; j < reg.size() + groups.size(); ++j) out_.line("}");
     for (std::size_t j = 0; j < p_.reduce_dims.size(); ++j) out_.line("}");  // rm steps
+    register_loops_ = false;
   }
 
   static bool shifted(const input_read& rd, std::size_t group) {

@@ -39,6 +39,10 @@ struct dim_plan {
   // the kernel's interior path (kernel_plan::interior_split). All false without edge_split.
   bool partial_steps = false, partial_tiles = false, partial_blocks = false;
   bool interior = false;
+  // A ++ dimension whose every read in the register loops comes from a shared tile: the loops
+  // compute its out-of-range slots too (inside the tile box, their accumulators never stored),
+  // so that only the stores are guarded along it (register_loops pass).
+  bool slots_unguarded = false;
   int thr_axis = 0, blk_axis = 0;               // CUDA axis of the thread / block index
   std::int64_t thr_stride = 1, blk_stride = 1;  // index = (axis_id / stride) % count
   layout elements;  // (block, sm tile, rm step, thread, slot) -> element
@@ -279,7 +283,7 @@ inline std::string to_string(const kernel_plan& p) {
                      (d.partial_tiles ? " tiles" : "") + (d.partial_blocks ? " blocks" : "") +
                      (d.interior ? " (unguarded on the interior path)" : "")
                : std::string())
-       << "\n";
+       << (d.slots_unguarded ? " slots unguarded (stores guarded)" : "") << "\n";
   if (p.interior_split)
     os << "interior path: the register loops without the guards of the dims marked unguarded, "
           "in the ++ steps and reduction tiles that are whole along them; else the edge path\n";

@@ -203,11 +203,50 @@ TEST_CASE("997x1009x769: guards only in the last block and the last K tile; inte
     INFO(bound);
     CHECK(interior.find(bound) == std::string::npos);
   }
-  // the edge path keeps them
+  // the edge path keeps the reduction's guard; i and j, read only from shared tiles, compute
+  // their out-of-range slots too and are guarded where they are stored
   const std::string edge = between(src, "} else {  // edge path", "mdh_combine(&acc0");
   CHECK(edge.find("< 769") != std::string::npos);
-  CHECK(edge.find("< 997") != std::string::npos);
-  CHECK(edge.find("< 1009") != std::string::npos);
+  CHECK(edge.find("< 997") == std::string::npos);
+  CHECK(edge.find("< 1009") == std::string::npos);
+  CHECK(i.slots_unguarded);
+  CHECK(j.slots_unguarded);
+  CHECK_FALSE(k.slots_unguarded);
+  const std::string write = src.substr(src.find("// ---- write"));
+  CHECK(write.find("< 997") != std::string::npos);
+  CHECK(write.find("< 1009") != std::string::npos);
+}
+
+TEST_CASE("register loops: a ++ dim read only from shared tiles is guarded at its stores only") {
+  // With guards the register loops load every shared-memory element on its own (a predicated
+  // scalar load per product); without, consecutive slots load as vectors.
+  auto c = mdh::describe(ops::matmul());
+  const std::vector<std::int64_t> sizes{997, 1009, 769};
+  auto cfg = tuned_matmul(c, 0);  // chunks of 63 x 127 in tiles of 64 x 128: every block partial
+  auto plan = lower::lower(c, sizes, cfg, lower::h200_limits());
+  CHECK(plan.dims[0].slots_unguarded);
+  CHECK(plan.dims[1].slots_unguarded);
+  CHECK_FALSE(plan.dims[2].slots_unguarded);  // a reduction: its guard stays
+  CHECK(lower::to_string(plan).find("slots unguarded (stores guarded)") != std::string::npos);
+  std::string src = cuda::emit(plan);
+  const std::string loops = between(src, "// rm steps of k", "// ---- write");
+  CHECK(loops.find("const bool v0 = true;") != std::string::npos);
+  CHECK(loops.find("const bool v1 = true;") != std::string::npos);
+  CHECK(loops.find("< 769") != std::string::npos);
+  const std::string write = src.substr(src.find("// ---- write"));
+  CHECK(write.find("< 997") != std::string::npos);
+  CHECK(write.find("< 63") != std::string::npos);  // the block's chunk: the next block's rows
+  CHECK(write.find("< 1009") != std::string::npos);
+  // A read from global memory (A uncached) keeps i's guard (an out-of-range row is outside A);
+  // j, which A does not index, stays unguarded.
+  cfg.inputs[0] = {};  // global, no layout
+  cfg.prefetch = 0;
+  plan = lower::lower(c, sizes, cfg, lower::h200_limits());
+  CHECK_FALSE(plan.dims[0].slots_unguarded);
+  CHECK(plan.dims[1].slots_unguarded);
+  // Sizes the tiles divide need no guard anywhere: nothing to mark.
+  plan = lower::lower(c, {1024, 1024, 768}, tuned_matmul(c, 0), lower::h200_limits());
+  for (auto& d : plan.dims) CHECK_FALSE(d.slots_unguarded);
 }
 
 TEST_CASE("OpenCL: reduction dims keep their guards where the tile loop holds barriers") {
