@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Times bf16 matmul kernels from sources that print_source wrote (its //@LAUNCH line gives the
-// launch and the sizes), each beside cublasGemmEx at the same sizes, in one process: for A/B
-// comparisons of printer changes on the device without rebuilding the benchmark. Per source:
+// Times bf16 or f32 matmul kernels from sources that print_source wrote (its //@LAUNCH line gives
+// the launch and the sizes), each beside cublasGemmEx at the same sizes, in one process: for A/B
+// comparisons of printer changes on the device without rebuilding the benchmark (f32 beside
+// cublasSgemm, TF32 off). Per source:
 // NVRTC for sm_90 (sm_90a for wgmma kernels), 10 warm-up launches, then the best of 5 means of
 // 20 back-to-back launches (no L2 flush), registers, and a spot check of 3 elements against a
 // double-precision dot.
@@ -36,6 +37,7 @@ namespace {
 struct launch {
   std::string kernel;
   long grid[3], block[3], shared, M, N, K;
+  bool f32 = false;
 };
 
 launch read_launch(const std::string& src, const char* file) {
@@ -48,8 +50,9 @@ launch read_launch(const std::string& src, const char* file) {
     std::fprintf(stderr, "%s: no //@LAUNCH line (write it with print_source)\n", file);
     std::exit(2);
   }
-  if (src.find("out_view<bf16>") == std::string::npos) {
-    std::fprintf(stderr, "%s: not a bf16 matmul (time_sources times bf16 only)\n", file);
+  l.f32 = src.find("out_view<f32>") != std::string::npos;
+  if (!l.f32 && src.find("out_view<bf16>") == std::string::npos) {
+    std::fprintf(stderr, "%s: not a bf16 or f32 matmul (time_sources times those only)\n", file);
     std::exit(2);
   }
   return l;
@@ -81,6 +84,7 @@ int main(int argc, char** argv) {
   CHECK(cudaFree(nullptr));
   cublasHandle_t blas;
   CHECK(cublasCreate(&blas));
+  CHECK(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));  // f32: no TF32
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
@@ -120,15 +124,23 @@ int main(int argc, char** argv) {
     cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
 
     const long M = l.M, N = l.N, K = l.K;
-    std::vector<__nv_bfloat16> a(M * K), b(K * N), c(M * N);
-    for (long i = 0; i < M * K; ++i) a[i] = __float2bfloat16((i % 7) * 0.1f - 0.3f);
-    for (long i = 0; i < K * N; ++i) b[i] = __float2bfloat16((i % 5) * 0.1f - 0.2f);
-    __nv_bfloat16 *A, *B, *C;
-    CHECK(cudaMalloc(&A, M * K * 2));
-    CHECK(cudaMalloc(&B, K * N * 2));
-    CHECK(cudaMalloc(&C, M * N * 2));
-    cudaMemcpy(A, a.data(), M * K * 2, cudaMemcpyHostToDevice);
-    cudaMemcpy(B, b.data(), K * N * 2, cudaMemcpyHostToDevice);
+    const long es = l.f32 ? 4 : 2;  // bytes per element
+    std::vector<float> a(M * K), b(K * N), c(M * N);
+    for (long i = 0; i < M * K; ++i) a[i] = (i % 7) * 0.1f - 0.3f;
+    for (long i = 0; i < K * N; ++i) b[i] = (i % 5) * 0.1f - 0.2f;
+    auto to_device = [&](const std::vector<float>& h) {  // as the kernel's element type
+      void* d = nullptr;
+      CHECK(cudaMalloc(&d, h.size() * es));
+      if (l.f32) {
+        cudaMemcpy(d, h.data(), h.size() * 4, cudaMemcpyHostToDevice);
+      } else {
+        std::vector<__nv_bfloat16> x(h.size());
+        for (std::size_t i = 0; i < h.size(); ++i) x[i] = __float2bfloat16(h[i]);
+        cudaMemcpy(d, x.data(), h.size() * 2, cudaMemcpyHostToDevice);
+      }
+      return d;
+    };
+    void *A = to_device(a), *B = to_device(b), *C = to_device(c);
     void* args[] = {&A, &B, &C};
     const double us =
         1000 * best_mean_ms(e0, e1, [&] {
@@ -136,23 +148,35 @@ int main(int argc, char** argv) {
                                unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]),
                                unsigned(l.shared), nullptr, args, nullptr));
         });
-    cudaMemcpy(c.data(), C, M * N * 2, cudaMemcpyDeviceToHost);
+    if (l.f32) {
+      cudaMemcpy(c.data(), C, M * N * 4, cudaMemcpyDeviceToHost);
+    } else {
+      std::vector<__nv_bfloat16> x(M * N);
+      cudaMemcpy(x.data(), C, M * N * 2, cudaMemcpyDeviceToHost);
+      for (long i = 0; i < M * N; ++i) c[i] = __bfloat162float(x[i]);
+    }
+    auto stored = [&](float v) { return l.f32 ? v : __bfloat162float(__float2bfloat16(v)); };
     double err = 0;
     for (long s = 0; s < 3; ++s) {
       const long i = (s * 977) % M, j = (s * 1231) % N;
       double want = 0;
-      for (long k = 0; k < K; ++k)
-        want += double(__bfloat162float(a[i * K + k])) * __bfloat162float(b[k * N + j]);
-      err = std::max(err, std::abs(want - __bfloat162float(c[i * N + j])) / (std::abs(want) + 1));
+      for (long k = 0; k < K; ++k) want += double(stored(a[i * K + k])) * stored(b[k * N + j]);
+      err = std::max(err, std::abs(want - c[i * N + j]) / (std::abs(want) + 1));
     }
-    const std::string shape = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    const std::string shape = std::to_string(M) + "x" + std::to_string(N) + "x" +
+                              std::to_string(K) + (l.f32 ? " f32" : " bf16");
     if (!blas_us.count(shape)) {  // row-major C = A B is column-major C^T = B^T A^T
       const float one = 1, zero = 0;
       blas_us[shape] =
           1000 * best_mean_ms(e0, e1, [&] {
-            CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one, B,
-                               CUDA_R_16BF, int(N), A, CUDA_R_16BF, int(K), &zero, C, CUDA_R_16BF,
-                               int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            if (l.f32)
+              CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one,
+                                (const float*)B, int(N), (const float*)A, int(K), &zero, (float*)C,
+                                int(N)));
+            else
+              CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one, B,
+                                 CUDA_R_16BF, int(N), A, CUDA_R_16BF, int(K), &zero, C, CUDA_R_16BF,
+                                 int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
           });
     }
     std::printf(
