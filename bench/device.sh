@@ -134,7 +134,9 @@ for m in "${modes[@]}"; do
     # TUNE_MORE=S: S seconds more per case whatever its log holds (tune_cases --more)
     budget=(--seconds "${TUNE_SECONDS:-20}")
     [ -n "${TUNE_MORE:-}" ] && budget=(--more "$TUNE_MORE")
-    "$BIN"/bench/tune_cases "${budget[@]}" --params "$tp" \
+    # every committed device folder starts searches: the nearest shape of this device, else
+    # of another of the same architecture (an H200's on an H100)
+    "$BIN"/bench/tune_cases "${budget[@]}" --params "$tp" --start-from params \
       ${TUNE_CASES:+--cases "$TUNE_CASES"} 2>"$OUT/tune.err" | tee "$OUT/tune.txt"
     tar czf "$OUT/params.tgz" "$tp"  # one file: the call returns a limited count
     summary+=("tuned: $(($(grep -c . "$OUT/tune.txt") - 1)) cases, parameter files in \$OUT/params.tgz")

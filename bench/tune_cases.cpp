@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Tunes the benchmark cases on this machine's GPUs (one measuring worker per visible GPU, NVRTC
 // compiles on all CPU cores) and writes their parameter files; a case whose log exists resumes.
-//   tune_cases [--seconds S=60] [--more S] [--params DIR=params/h200] [--cases a,b,...] [--list]
+//   tune_cases [--seconds S=60] [--more S] [--params DIR=params/h200] [--cases a,b,...]
+//              [--start-from DIR]... [--list]
+// --start-from as mdh-tune's: folders of parameter files whose nearest shapes (of this device,
+// else of another of the same architecture) start the searches; device.sh passes params/.
 // --list prints the cases (of --cases) and exits; it needs no GPU. Float32 cases write to DIR,
 // the bf16 and tf32 variants (issue 18) to DIR/bf16 and DIR/tf32 (bench::params_folder).
 // --seconds is each case's budget over every session of its log (a log that already holds S
 // seconds tunes nothing more); --more S tunes each case S seconds more in this run, whatever its
 // log holds (alone, it replaces the default --seconds; with it, whichever ends first).
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +29,7 @@ int main(int argc, char** argv) {
   bool seconds_given = false;
   std::string params = "params/h200";
   std::set<std::string> only;
+  std::vector<std::filesystem::path> start_from;  // as mdh-tune's --start-from
   bool list = false;
   for (int k = 1; k < argc; k += 2) {
     std::string a = argv[k];
@@ -45,10 +50,12 @@ int main(int argc, char** argv) {
       params = v;
     else if (a == "--cases")
       only = bench::split_list(v);
+    else if (a == "--start-from")
+      start_from.emplace_back(v);
     else {
       std::fprintf(stderr,
                    "usage: tune_cases [--seconds S] [--more S] [--params DIR] [--cases a,b] "
-                   "[--list]\n");
+                   "[--start-from DIR]... [--list]\n");
       return 2;
     }
   }
@@ -84,6 +91,7 @@ int main(int argc, char** argv) {
         auto folder = bench::params_folder(params, w);  // params/h200, params/h200/bf16, .../tf32
         opt.parameter_file = folder / tuning::file_name(w);
         opt.log = folder / "logs" / (tuning::file_name(w) + ".log.jsonl");
+        opt.start_from = start_from;
         try {
           auto r = tuning::tune(comp, sizes, target, opt);
           compiling.push_back(r.run.background);

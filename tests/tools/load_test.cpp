@@ -330,6 +330,53 @@ TEST_CASE("a search starts from the nearest other shape's tuned configuration, c
   fs::remove_all(dir);
 }
 
+TEST_CASE("without a record of this device, one of another device of the same architecture") {
+  // An H200's tuned tiling starts an H100's search (both CUDA 9.0); an sm_80 device's does not,
+  // and neither do OpenCL devices (no architecture to compare). Only device ids matter here:
+  // the configurations are checked against PoCL's limits.
+  static opencl::context ctx;
+  auto mm = ops::matmul();
+  auto dir = fs::temp_directory_path() / ("mdh_same_arch_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "h100");
+  fs::create_directories(dir / "h200");
+  fs::create_directories(dir / "a100");
+  tuning::opencl_target target(ctx, 1);
+  const auto lim = target.limits();
+  const tuning::device_id h100{"cuda", "NVIDIA H100 80GB HBM3", "9.0"},
+      h200{"cuda", "NVIDIA H200", "9.0"}, a100{"cuda", "NVIDIA A100-SXM4-80GB", "8.0"};
+  CHECK(tuning::same_architecture(h200, h100));
+  CHECK_FALSE(tuning::same_architecture(a100, h100));
+  CHECK_FALSE(tuning::same_architecture(target.id(), target.id()));  // OpenCL
+  const std::vector<std::int64_t> near{37, 29, 41}, far{150, 140, 160}, here{40, 31, 45};
+  std::mt19937_64 rng(4);
+  const lower::config at_near = carried_config(mm.ir(), mm.ir(), near, here, lim, rng),
+                      at_far = carried_config(mm.ir(), mm.ir(), far, here, lim, rng),
+                      at_here = carried_config(mm.ir(), mm.ir(), here, here, lim, rng);
+  auto write = [&](const fs::path& folder, const std::vector<std::int64_t>& s,
+                   const lower::config& cfg, const tuning::device_id& dev) {
+    tuning::write_parameter_file(folder / tuning::file_name(tuning::workload::of(mm.ir(), s)),
+                                 {tuning::workload::of(mm.ir(), s), dev, cfg, 1.0});
+  };
+  const fs::path mine = dir / "h100" / tuning::file_name(tuning::workload::of(mm.ir(), here));
+  auto start = [&] { return tuning::nearest_shape_start(mine, mm.ir(), here, h100, lim, {dir}); };
+  write(dir / "a100", near, at_near, a100);
+  CHECK_FALSE(start());  // another architecture
+  write(dir / "h200", near, at_near, h200);
+  REQUIRE(start());
+  CHECK(tuning::to_config(*start(), mm.ir(), here) == tuning::carry_over(at_near, near, here));
+  // another device's record of these very sizes is the nearest (this device's would be
+  // parameter_file_start's)
+  write(dir / "h200", here, at_here, h200);
+  REQUIRE(start());
+  CHECK(tuning::to_config(*start(), mm.ir(), here) == tuning::carry_over(at_here, here, here));
+  // any record of this device wins over the other device's, however far
+  write(dir / "h100", far, at_far, h100);
+  REQUIRE(start());
+  CHECK(tuning::to_config(*start(), mm.ir(), here) == tuning::carry_over(at_far, far, here));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a product with an epilogue starts from the bare product tuned in another folder") {
   static opencl::context ctx;
   auto mm = ops::matmul();
