@@ -53,10 +53,24 @@ inline std::int64_t pow2_floor(std::int64_t n) {
 }
 
 // Threads and register tile of one dimension shrunk so that one block step does not exceed
-// twice the dimension's size (a 128-wide tile over 10 elements wastes 92 % of the block).
+// twice the dimension's size (a 128-wide tile over 10 elements wastes 92 % of the block). Where
+// the shrunk step does not divide the size, a step that does, at least half as wide, with the
+// largest register tile (a TCCG extent of 48: 8 threads x 6, not 16 x 4 = 64 with 16 idle).
 inline void fit(std::int64_t n, std::int64_t& thr, std::int64_t& t_rm) {
+  const std::int64_t thr0 = thr, rm0 = t_rm;
   while (thr * t_rm >= 2 * n && t_rm > 1) t_rm /= 2;
   while (thr * t_rm >= 2 * n && thr > 1) thr /= 2;
+  if (thr * t_rm <= n || n % (thr * t_rm) == 0) return;
+  std::int64_t best_thr = 0, best_rm = 0;
+  for (std::int64_t r : {8, 6, 4, 3, 2, 1}) {
+    if (r > rm0) continue;
+    for (std::int64_t t = thr0; t >= 1; t /= 2) {
+      const std::int64_t step = t * r;
+      if (step > n || n % step != 0 || 2 * step < thr * t_rm) continue;
+      if (step > best_thr * best_rm) best_thr = t, best_rm = r;
+    }
+  }
+  if (best_thr > 0) thr = best_thr, t_rm = best_rm;
 }
 
 // One dimension walked by blocks of `thr` threads taking `t_rm` elements each per step, the
@@ -259,8 +273,10 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
         x.thr = 1, x.t_rm = std::min<int64_t>(8, pow2_floor(sizes[k]));
         x.t_sm = std::min(kt, sizes[k]);
         if (x.t_sm % x.t_rm != 0) x.t_sm = x.t_rm;
+        // other reductions: whole when small (a filter window), else one element per tile
+        // (a TCCG's second reduction of 48: whole, the tiles overflowed shared memory)
         for (auto r : reduce)
-          if (r != k) c.dims[r].t_sm = sizes[r];  // other reductions: whole (e.g. a filter)
+          if (r != k) c.dims[r].t_sm = sizes[r] <= 8 ? sizes[r] : 1;
         bool any_cached = false;
         std::vector<std::size_t> rotatable;
         for (std::size_t b = 0; b < comp.inputs.size(); ++b) {

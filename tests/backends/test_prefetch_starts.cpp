@@ -601,6 +601,38 @@ TEST_CASE("start configurations of the operator library at small and example siz
   MESSAGE(total, " start configurations checked");
 }
 
+TEST_CASE("contraction starts: steps that divide small extents, second reductions tiled") {
+  // An extent of 48 takes 8 threads x 6 (not 16 x 4 = 64, a third idle); 997 has no dividing
+  // step and keeps the halved one; sizes the step divides are left alone.
+  std::int64_t thr = 16, rm = 8;
+  tuning::detail::fit(48, thr, rm);
+  CHECK(thr * rm == 48);
+  CHECK(rm == 6);
+  thr = 16, rm = 8;
+  tuning::detail::fit(24, thr, rm);
+  CHECK(thr * rm == 24);
+  thr = 16, rm = 8;
+  tuning::detail::fit(997, thr, rm);
+  CHECK((thr == 16 && rm == 8));
+  thr = 16, rm = 8;
+  tuning::detail::fit(10, thr, rm);  // 10: no dividing step at least half of 16
+  CHECK((thr == 16 && rm == 1));
+  // A TCCG contraction with two reductions of 48 (abcd-aebf-dfce): the second reduction one
+  // element per tile, so that the tiles fit in shared memory and most product starts are valid
+  // (whole, only one of 33 was).
+  const auto lim = lower::h100_limits();
+  const auto op = ops::tccg_abcd_aebf_dfce();
+  const ir::computation& c = mdh::describe(op);
+  const sizes_t sizes{48, 48, 48, 48, 48, 48};
+  auto starts = tuning::start_configurations(c, sizes, lim);
+  CHECK(starts.size() >= 32);
+  CHECK(check_starts("tccg_abcd_aebf_dfce", c, sizes, lim) == int(starts.size()));
+  const auto& first = starts.front();
+  CHECK(first.dims[4].t_sm == 1);                       // e: one element per tile
+  CHECK(first.dims[1].thr * first.dims[1].t_rm == 48);  // b: whole steps
+  CHECK(first.dims[3].thr * first.dims[3].t_rm == 48);  // d: whole steps
+}
+
 // Regression: with between sm_count and 2*sm_count blocks, with_split once kept an "atomic"
 // copy of the unsplit configuration (outside the space for softmax_stats' custom operator).
 TEST_CASE("no start configuration combines blocks by atomics without splitting a reduction") {
