@@ -525,7 +525,7 @@ TEST_CASE("OpenCL: the development cases at odd sizes with edge_split on, vs mdh
   }
   auto lim = ctx->limits();
   lim.name = "pocl-cpu";
-  int total = 0, split = 0, shifted = 0, cases = 0;
+  int total = 0, split = 0, shifted = 0, shifted_copies = 0, cases = 0;
   test::for_each_edge_case(
       true, [&](std::string_view name, const auto& op, const test::edge_sizes& sizes) {
         INFO(name, " at ", mdh::to_string(sizes));
@@ -548,6 +548,7 @@ TEST_CASE("OpenCL: the development cases at odd sizes with edge_split on, vs mdh
           auto plan = lower::lower(c, sizes, cfg, lim);
           split += plan.interior_split;
           for (auto& r : plan.reads) shifted += !r.shifted_groups.empty();
+          for (auto& t : plan.tiles) shifted_copies += t.copy_shifted;
           const std::string msg = run_on_opencl(*ctx, plan, in, want, L);
           CHECK_MESSAGE(msg.empty(), msg, "\n", lower::to_string(plan));
           ++total;
@@ -558,7 +559,8 @@ TEST_CASE("OpenCL: the development cases at odd sizes with edge_split on, vs mdh
   CHECK(split >= 30);
   CHECK(shifted >= 1);
   MESSAGE(total, " configurations of ", cases, " edge cases checked on ", lim.name, " (", split,
-          " with an interior path, ", shifted, " shifted vector reads)");
+          " with an interior path, ", shifted, " shifted vector reads, ", shifted_copies,
+          " shifted tile copies)");
 #endif
 }
 
