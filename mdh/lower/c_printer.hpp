@@ -819,14 +819,20 @@ class c_printer {
     out_.line("}");
   }
 
+  // A shifted copy's offsets wm of a thread's slots, 2 bits each, in one integer register.
+  std::string shifts_type(const smem_tile& t) const {
+    return d_.type(t.copy_slots > 15 ? scalar_type::i64 : scalar_type::i32);  // no sign bit
+  }
+
   // Prefetch, first half: this thread's slots of tile t into registers pf<input>[] (a shifted
-  // copy: each vector's offset into pfm<input>[]).
+  // copy: each vector's offset wm into bits 2c, 2c + 1 of pf<input>m).
   void print_copy_to_registers(const smem_tile& t) {
     const int V = int(t.copy_width);
     const std::int64_t n = t.copy_vectors.size(), slots = t.copy_slots;
     const std::string P = "pf" + std::to_string(t.input);
     out_.line("{  // " + p_.comp.inputs[t.input].name + ": the next tile into registers");
     print_box_start(t);
+    if (t.copy_shifted) out_.line(P + "m = 0;");
     pragma_unroll();
     out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
     out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
@@ -834,7 +840,7 @@ class c_printer {
       if (slots * p_.threads > n) out_.line("if (f < " + detail::num(n) + ") {");
       print_shifted_load(t, copy_element(t, V, "f"));
       out_.line(P + "[c] = w;");
-      out_.line(P + "m[c] = wm;");
+      out_.line(P + "m |= (" + shifts_type(t) + ")wm << 2 * c;");
       if (slots * p_.threads > n) out_.line("}");
       out_.line("}");
       out_.line("}");
@@ -871,7 +877,7 @@ class c_printer {
     }
     if (slots * p_.threads > n) out_.line("if (f < " + detail::num(n) + ") {");
     if (t.copy_shifted)
-      print_shifted_store(t, name, sidx, along + " - " + P + "m[c]", P + "[c]");
+      print_shifted_store(t, name, sidx, along + " - (int)(" + P + "m >> 2 * c & 3)", P + "[c]");
     else
       print_tile_store(t, name, V, sidx, P + "[c]");
     if (slots * p_.threads > n) out_.line("}");
@@ -1028,8 +1034,8 @@ class c_printer {
         const auto T = p_.inputs[t.input].type;
         out_.line((V == 1 ? d_.type(T) : d_.vector_type(T, V)) + " pf" + std::to_string(t.input) +
                   "[" + detail::num(t.copy_slots) + "];");
-        if (t.copy_shifted)  // each vector's offset from its row start
-          out_.line("int pf" + std::to_string(t.input) + "m[" + detail::num(t.copy_slots) + "];");
+        if (t.copy_shifted)  // the vectors' offsets from their row starts, 2 bits per slot
+          out_.line(shifts_type(t) + " pf" + std::to_string(t.input) + "m;");
       }
       out_.line("{");
       print_tile_coords("0", "sn");

@@ -54,7 +54,9 @@ inline bool copy_shifted(const kernel_plan& p, const smem_tile& t, std::int64_t 
     return false;
   for (auto cf : t.base_coeff.back())
     if (cf < 0) return false;
-  return true;
+  // staged, a thread keeps its slots' offsets 2 bits each in one 64-bit register
+  const std::int64_t row = t.box.shape.back();
+  return ceil_div(t.box_elements / row * (row / 4 + 1), p.threads) <= 31;
 }
 }  // namespace detail
 

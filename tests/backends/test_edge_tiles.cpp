@@ -367,7 +367,8 @@ TEST_CASE("edge_split 2: tiles along unaligned rows are copied with aligned, shi
   CHECK(count(lower::to_string(plan),
               "4-element loads (aligned, shifted: row starts not aligned)") == 2);
   const std::string src = cuda::emit(plan);
-  CHECK(src.find("int pf0m[3];") != std::string::npos);
+  CHECK(src.find("int pf0m;") != std::string::npos);  // the slots' offsets, 2 bits each
+  CHECK(src.find("pf0m |= (int)wm << 2 * c;") != std::string::npos);
   CHECK(src.find("const int wm = (int)((g0 * 769 + g1 * 1 - u1) & 3);") != std::string::npos);
   CHECK(src.find("*(const float4*)(&in1[ws])") != std::string::npos);
   // edge_split 1: scalar copies, as before
