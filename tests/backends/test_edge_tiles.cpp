@@ -15,6 +15,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <backends/cuda/emit.hpp>
@@ -473,6 +474,30 @@ TEST_CASE("NVRTC: the row sum of 3001 x 4093 loads its rows with 16-byte global 
 
 #ifdef MDH_WITH_OPENCL
 namespace {
+// The OpenCL device the tests run on; null, said as a skip, where there is none.
+std::unique_ptr<opencl::context> opencl_or_skip() {
+  try {
+    return std::make_unique<opencl::context>();
+  } catch (const std::exception& e) {
+    MESSAGE("SKIPPED: no OpenCL device: ", e.what());
+    return nullptr;
+  }
+}
+
+// Random non-zero inputs of op at `sizes` (from `seed`) and mdh::reference's outputs for them.
+template <class Op>
+std::pair<std::vector<test::host_buffer>, std::vector<test::host_buffer>> reference_case(
+    const Op& op, const std::vector<std::int64_t>& sizes, std::uint64_t seed) {
+  const ir::computation& c = mdh::describe(op);
+  auto in = test::make_inputs(c, sizes, seed);
+  auto want = test::make_outputs(c, sizes);
+  std::vector<buffer_ref> ir, orf;
+  for (auto& b : in) ir.push_back(b);
+  for (auto& b : want) orf.push_back(b);
+  test::call_reference(op, sizes, ir, orf);
+  return {std::move(in), std::move(want)};
+}
+
 // One plan on OpenCL against `want` (tuning::compare), each launch on fresh poisoned outputs;
 // a mismatch is re-run once under POCL_WORK_GROUP_METHOD=repl (PoCL 3.1's loop vectoriser
 // miscompiles a few kernels; see opencl_check.hpp), which must match.
@@ -517,13 +542,8 @@ TEST_CASE("OpenCL: the development cases at odd sizes with edge_split on, vs mdh
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
 #else
-  std::unique_ptr<opencl::context> ctx;
-  try {
-    ctx = std::make_unique<opencl::context>();
-  } catch (const std::exception& e) {
-    MESSAGE("SKIPPED: no OpenCL device: ", e.what());
-    return;
-  }
+  auto ctx = opencl_or_skip();
+  if (!ctx) return;
   auto lim = ctx->limits();
   lim.name = "pocl-cpu";
   int total = 0, split = 0, shifted = 0, shifted_copies = 0, cases = 0;
@@ -535,14 +555,7 @@ TEST_CASE("OpenCL: the development cases at odd sizes with edge_split on, vs mdh
         CHECK_MESSAGE(cfgs.size() == 5, "few configurations with edge_split");
         for (auto& e : lower::edge_configs(c, sizes, lim, 2)) cfgs.push_back(e);
         // fresh random non-zero inputs per case, the reference once
-        auto in = test::make_inputs(c, sizes, 23 + std::uint64_t(cases));
-        auto want = test::make_outputs(c, sizes);
-        {
-          std::vector<buffer_ref> ir, orf;
-          for (auto& b : in) ir.push_back(b);
-          for (auto& b : want) orf.push_back(b);
-          test::call_reference(op, sizes, ir, orf);
-        }
+        auto [in, want] = reference_case(op, sizes, 23 + std::uint64_t(cases));
         const std::int64_t L = tuning::reduction_length(c, sizes);
         for (auto& cfg : cfgs) {
           INFO(lower::to_string(cfg));
@@ -569,13 +582,8 @@ TEST_CASE("OpenCL: shifted tile copies at odd sizes, every staging, transposed o
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
 #else
-  std::unique_ptr<opencl::context> ctx;
-  try {
-    ctx = std::make_unique<opencl::context>();
-  } catch (const std::exception& e) {
-    MESSAGE("SKIPPED: no OpenCL device: ", e.what());
-    return;
-  }
+  auto ctx = opencl_or_skip();
+  if (!ctx) return;
   auto lim = ctx->limits();
   lim.name = "pocl-cpu";
   auto op = ops::matmul();
@@ -583,14 +591,7 @@ TEST_CASE("OpenCL: shifted tile copies at odd sizes, every staging, transposed o
   int runs = 0;
   for (const std::vector<std::int64_t>& sizes :
        {std::vector<std::int64_t>{97, 101, 69}, std::vector<std::int64_t>{61, 67, 45}}) {
-    auto in = test::make_inputs(c, sizes, 31);
-    auto want = test::make_outputs(c, sizes);
-    {
-      std::vector<buffer_ref> ir, orf;
-      for (auto& b : in) ir.push_back(b);
-      for (auto& b : want) orf.push_back(b);
-      test::call_reference(op, sizes, ir, orf);
-    }
+    auto [in, want] = reference_case(op, sizes, 31);
     const std::int64_t L = tuning::reduction_length(c, sizes);
     for (std::int64_t prefetch : {0, 1, 2})
       for (std::int64_t transpose : {0, 1}) {
@@ -619,13 +620,8 @@ TEST_CASE("OpenCL: a log of the space without edge_split starts the search in th
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
 #else
-  std::unique_ptr<opencl::context> ctx;
-  try {
-    ctx = std::make_unique<opencl::context>();
-  } catch (const std::exception& e) {
-    MESSAGE("SKIPPED: no OpenCL device: ", e.what());
-    return;
-  }
+  auto ctx = opencl_or_skip();
+  if (!ctx) return;
   namespace fs = std::filesystem;
   const auto dir = fs::temp_directory_path() / ("mdh_edge_log_" + std::to_string(::getpid()));
   fs::remove_all(dir);
