@@ -122,6 +122,17 @@ inline std::optional<std::string> log_space_hash(const std::filesystem::path& pa
   return j["space_hash"].get<std::string>();
 }
 
+// The header of the atf log at `path`; nothing when there is no readable atf header (no file, an
+// empty file, another format).
+inline std::optional<nlohmann::json> log_header(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string first;
+  if (!in || !std::getline(in, first)) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(first, nullptr, false);
+  if (!j.is_object() || !j.contains("atf_log")) return std::nullopt;
+  return j;
+}
+
 inline nlohmann::json log_record(const evaluation& e, double elapsed_s) {
   nlohmann::json j;
   j["configuration"] = e.config.to_json();

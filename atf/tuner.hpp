@@ -114,6 +114,12 @@ class tuner {
     held_lock_ = std::move(held);
     return *this;
   }
+  // Fields the user adds to the header of a new log (e.g. which generator made the evaluated
+  // programs), beside atf's own; a log being resumed keeps its header.
+  tuner& log_header_fields(nlohmann::json fields) {
+    header_fields_ = std::move(fields);
+    return *this;
+  }
   tuner& progress(progress_mode m) {
     progress_ = m;
     return *this;
@@ -150,6 +156,7 @@ class tuner {
   std::optional<std::uint64_t> seed_;
   std::optional<std::filesystem::path> log_;
   std::shared_ptr<const log_lock> held_lock_;
+  nlohmann::json header_fields_ = nlohmann::json::object();
   progress_mode progress_ = progress_mode::automatic;
   std::string unit_;
   std::function<void(const evaluation&)> on_eval_;
@@ -256,6 +263,8 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
                         {"technique", res.technique},
                         {"seed", res.seed},
                         {"created", detail::utc_timestamp()}};
+    for (auto& [k, v] : header_fields_.items())
+      if (!h.contains(k)) h[k] = v;  // atf's own fields are not the caller's to change
     writer->append(h);
   }
 

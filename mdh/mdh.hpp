@@ -12,10 +12,11 @@
 #include <mdh/ir/evaluate.hpp>
 #include <mdh/ir/hash.hpp>
 #include <mdh/ir/print.hpp>
-#include <mdh/math.hpp>       // exp, log, sqrt, tanh, erf, abs, select, cast
-#include <mdh/md_hom.hpp>     // md_hom
-#include <mdh/reference.hpp>  // reference
-#include <mdh/tensor.hpp>     // host_tensor, buffer_ref
+#include <mdh/kernel_generation.hpp>  // kernel_generation: which kernels a tuning log measured
+#include <mdh/math.hpp>               // exp, log, sqrt, tanh, erf, abs, select, cast
+#include <mdh/md_hom.hpp>             // md_hom
+#include <mdh/reference.hpp>          // reference
+#include <mdh/tensor.hpp>             // host_tensor, buffer_ref
 #include <mdh/version.hpp>
 #include <mdh/view.hpp>           // in, out, inp_view, out_view
 #include <mdh/with_producer.hpp>  // with_producer: a contraction feeding a consumer, one kernel

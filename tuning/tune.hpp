@@ -40,6 +40,7 @@
 #include <atf/atf.hpp>
 #include <mdh/fused.hpp>
 #include <mdh/ir/with_epilogue.hpp>
+#include <mdh/kernel_generation.hpp>
 #include <mdh/lower/fuse.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/reference.hpp>
@@ -128,21 +129,48 @@ workload_data make_workload_data(const Comp& comp, const std::vector<std::int64_
   return d;
 }
 
-// A log written for another search space (an older mdh, whose parameters differed) cannot be
-// resumed; it is renamed to <log>.space-<its hash> so that the run starts a fresh log and
-// nothing measured is lost. Logs atf cannot read are left for atf to report.
-// Returns where it went, if it was set aside.
-inline std::optional<std::filesystem::path> set_aside_foreign_log(const std::filesystem::path& log,
-                                                                  const std::string& hash) {
-  const std::optional<std::string> old = atf::log_space_hash(log);
-  if (!old || *old == hash) return std::nullopt;
+// The kernel generation a tuning log's costs were measured with (mdh/kernel_generation.hpp): its
+// header's "mdh_kernels"; 0 for logs written before logs recorded it.
+inline int log_kernel_generation(const nlohmann::json& header) {
+  const auto it = header.find("mdh_kernels");
+  return it != header.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+// A log that cannot be resumed as it is - written for another search space (an older mdh, whose
+// parameters differed), or measured with another generation of kernels (its costs are those of
+// programs mdh no longer prints) - is renamed to <log>.space-<its hash> or
+// <log>.kernels-<its generation> (never over an existing file), so that the run starts a fresh
+// log and nothing measured is lost; its best configurations start the search. Logs atf cannot
+// read are left for atf to report. Returns where it went, if it was set aside.
+inline std::optional<std::filesystem::path> set_aside_stale_log(const std::filesystem::path& log,
+                                                                const std::string& hash) {
+  const std::optional<nlohmann::json> header = atf::log_header(log);
+  if (!header || !header->contains("space_hash") || !(*header)["space_hash"].is_string())
+    return std::nullopt;
+  const std::string old = (*header)["space_hash"].get<std::string>();
+  const int generation = log_kernel_generation(*header);
+  std::string why, suffix;
+  if (old != hash) {
+    why = "was written for another search space";
+    suffix = ".space-" + old;
+  } else if (generation != kernel_generation) {
+    why = "was measured with kernels of generation " + std::to_string(generation) +
+          " (this mdh prints generation " + std::to_string(kernel_generation) + ")";
+    suffix = ".kernels-" + std::to_string(generation);
+  } else {
+    return std::nullopt;
+  }
   std::filesystem::path aside = log;
-  aside += ".space-" + *old;
+  aside += suffix;
+  std::error_code ec;
+  for (int n = 2; std::filesystem::exists(aside, ec); ++n) {
+    aside = log;
+    aside += suffix + "." + std::to_string(n);
+  }
   std::filesystem::rename(log, aside);
   std::fprintf(stderr,
-               "mdh: %s was written for another search space; kept as %s, tuning starts a new "
-               "log from its best configurations\n",
-               log.string().c_str(), aside.string().c_str());
+               "mdh: %s %s; kept as %s, tuning starts a new log from its best configurations\n",
+               log.string().c_str(), why.c_str(), aside.string().c_str());
   return aside;
 }
 
@@ -346,8 +374,9 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     if (upgrade_tuning_log(opt.log, space))
       std::fprintf(stderr, "mdh: %s upgraded to today's log format (the original kept as .v1)\n",
                    opt.log.string().c_str());
-    aside = set_aside_foreign_log(opt.log, space.hash());
+    aside = set_aside_stale_log(opt.log, space.hash());
     t.log_file(opt.log, std::move(lock));
+    t.log_header_fields({{"mdh_kernels", kernel_generation}});
   }
   if (opt.start_configurations) {
     // what earlier runs found first (the parameter file; for a product with an epilogue, the

@@ -30,6 +30,7 @@
 #include <expressions/catalog.hpp>
 #include <mdh/fused.hpp>
 #include <mdh/ir/hash.hpp>
+#include <mdh/kernel_generation.hpp>
 #include <mdh/lower/fuse.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/lower/producer_passes.hpp>
@@ -304,6 +305,17 @@ entries current() {
   return out;
 }
 
+constexpr const char* generation_line = "# kernel generation ";
+
+// The kernel generation (mdh/kernel_generation.hpp) a pin list was written with; 0 if none.
+int list_generation(const fs::path& path) {
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind(generation_line, 0) == 0)
+      return std::stoi(line.substr(std::string(generation_line).size()));
+  return 0;
+}
+
 entries read_list(const fs::path& path) {
   entries e;
   std::ifstream f(path);
@@ -322,10 +334,27 @@ entries read_list(const fs::path& path) {
 TEST_CASE("the generated source of every swept configuration and parameter file is unchanged") {
   const entries now = current();
   if (const char* w = std::getenv("MDH_WRITE_SOURCE_HASHES")) {
+    // A kernel that changed for the same configuration makes the tuning logs measured with the
+    // old one stale: they are set aside only if the generation says so.
+    const entries before = read_list(w);
+    int changed = 0;
+    for (auto& [k, e] : before) {
+      auto it = now.find(k);
+      if (it != now.end() && it->second.config_hash == e.config_hash && it->second.hash != e.hash)
+        ++changed;
+    }
+    REQUIRE_MESSAGE((changed == 0 || list_generation(w) != mdh::kernel_generation), changed,
+                    " generated sources changed for the same configuration, but "
+                    "mdh::kernel_generation is still ",
+                    mdh::kernel_generation,
+                    ", the generation of the pinned list: bump it (mdh/kernel_generation.hpp) so "
+                    "that tuning logs measured with the old kernels are set aside; ",
+                    std::string(w), " left as it was");
     std::ofstream f(w, std::ios::binary);
     f << "# key (sweep/computation/configuration index/dialect), FNV-1a of the configuration's\n"
          "# text, FNV-1a of the generated source. Written by backends_source_hashes with\n"
-         "# MDH_WRITE_SOURCE_HASHES set.\n";
+         "# MDH_WRITE_SOURCE_HASHES set.\n"
+      << generation_line << mdh::kernel_generation << "\n";
     for (auto& [k, e] : now) f << k << " " << e.config_hash << " " << e.hash << "\n";
     MESSAGE("wrote ", now.size(), " hashes to ", w);
     return;
@@ -334,6 +363,12 @@ TEST_CASE("the generated source of every swept configuration and parameter file 
   REQUIRE(src);
   const entries want = read_list(fs::path(src) / "tests/backends/source_hashes.txt");
   REQUIRE_MESSAGE(!want.empty(), "tests/backends/source_hashes.txt is missing or empty");
+  CHECK_MESSAGE(
+      list_generation(fs::path(src) / "tests/backends/source_hashes.txt") == mdh::kernel_generation,
+      "tests/backends/source_hashes.txt was written for kernel generation ",
+      list_generation(fs::path(src) / "tests/backends/source_hashes.txt"),
+      ", mdh/kernel_generation.hpp says ", mdh::kernel_generation,
+      ": write the list again (MDH_WRITE_SOURCE_HASHES)");
   int changed = 0, missing = 0, extra = 0;
   for (auto& [k, e] : want) {
     auto it = now.find(k);

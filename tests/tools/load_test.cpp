@@ -16,6 +16,7 @@
 #include <backends/load_kernel.hpp>
 #include <expressions/gemm_epilogues.hpp>
 #include <expressions/matmul.hpp>
+#include <mdh/kernel_generation.hpp>
 #include <mdh/lower/random_config.hpp>
 #include <tuning/opencl_target.hpp>
 #include <tuning/tune.hpp>
@@ -62,28 +63,48 @@ TEST_CASE("load_kernel runs the parameter file's configuration, or the default")
   fs::remove_all(dir);
 }
 
-TEST_CASE("a tuning log of another search space is set aside, not lost or overwritten") {
+TEST_CASE("a tuning log of another search space or kernel generation is set aside, not lost") {
   auto dir = fs::temp_directory_path() / ("mdh_log_aside_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto log = dir / "op.log.jsonl";
-  const std::string text =
-      "{\"atf_log\":1,\"space_hash\":\"0123abcd\"}\n{\"configuration\":{},\"valid\":false}\n";
+  const std::string gen = std::to_string(mdh::kernel_generation);
+  const std::string text = "{\"atf_log\":2,\"space_hash\":\"0123abcd\",\"mdh_kernels\":" + gen +
+                           "}\n{\"configuration\":{},\"valid\":false}\n";
   auto write = [&](const std::string& t) { std::ofstream(log, std::ios::binary) << t; };
   auto read = [](const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
   write(text);
-  tuning::set_aside_foreign_log(log, "0123abcd");  // same space: resumed, untouched
+  CHECK_FALSE(tuning::set_aside_stale_log(log, "0123abcd"));  // same space and kernels: resumed
   CHECK(read(log) == text);
-  tuning::set_aside_foreign_log(log, "ffff0000");  // another space: kept aside whole
+  auto aside = tuning::set_aside_stale_log(log, "ffff0000");  // another space: kept aside whole
   CHECK_FALSE(fs::exists(log));
+  REQUIRE(aside);
+  CHECK(*aside == dir / "op.log.jsonl.space-0123abcd");
+  CHECK(read(*aside) == text);
+  write(text);  // again: the first one set aside is not overwritten
+  CHECK(tuning::set_aside_stale_log(log, "ffff0000") == dir / "op.log.jsonl.space-0123abcd.2");
   CHECK(read(dir / "op.log.jsonl.space-0123abcd") == text);
+
+  // the same space, measured with kernels mdh no longer prints (a log without a generation is
+  // older than the first tag)
+  const std::string old =
+      "{\"atf_log\":2,\"space_hash\":\"0123abcd\"}\n{\"configuration\":{},\"valid\":false}\n";
+  write(old);
+  CHECK(tuning::set_aside_stale_log(log, "0123abcd") == dir / "op.log.jsonl.kernels-0");
+  CHECK(read(dir / "op.log.jsonl.kernels-0") == old);
+  const std::string other = "{\"atf_log\":2,\"space_hash\":\"0123abcd\",\"mdh_kernels\":" +
+                            std::to_string(mdh::kernel_generation + 1) + "}\n";
+  write(other);  // a newer mdh's log, too: its costs are not this mdh's kernels'
+  CHECK(tuning::set_aside_stale_log(log, "0123abcd") ==
+        dir / ("op.log.jsonl.kernels-" + std::to_string(mdh::kernel_generation + 1)));
+
   write("not json\n");  // unreadable: left for atf to report
-  tuning::set_aside_foreign_log(log, "ffff0000");
+  CHECK_FALSE(tuning::set_aside_stale_log(log, "ffff0000"));
   CHECK(read(log) == "not json\n");
-  tuning::set_aside_foreign_log(dir / "missing.jsonl", "ffff0000");  // no log: nothing to do
+  CHECK_FALSE(tuning::set_aside_stale_log(dir / "missing.jsonl", "ffff0000"));  // no log
   CHECK_FALSE(fs::exists(dir / "missing.jsonl"));
   fs::remove_all(dir);
 }
@@ -176,6 +197,8 @@ TEST_CASE("a new log starts from what earlier runs found: the parameter file, a 
   tuning::tune(mm, n, target, opt);
   CHECK(fs::exists(dir / "mm.log.jsonl.space-0123abcd"));
   CHECK(first_evaluated(opt.log) == pts[1].key());
+  // the new log records the kernels its costs were measured with
+  CHECK(tuning::log_kernel_generation(atf::log_header(opt.log).value()) == mdh::kernel_generation);
   // an existing parameter file for this workload: its configuration first
   tuning::parameter_record r{tuning::workload::of(mm.ir(), n), target.id(),
                              tuning::to_config(pts[2], mm.ir(), n), 1.0};

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+// Which generation of generated kernels this mdh prints. A tuning log records the generation its
+// costs were measured with; a log of another generation is set aside (its best configurations
+// still start the search), since a configuration's cost is its kernel's, and the kernel of the
+// same configuration may have changed.
+#pragma once
+
+namespace mdh {
+
+// Bump whenever a change alters generated sources (backends_source_hashes fails, and rewriting
+// tests/backends/source_hashes.txt refuses to, until the generation differs from the one that
+// file was written with).
+//  1: the first with a tag (2026-11-27): unguarded register slots, shifted tile copies
+//     (edge_split 2). Logs without a generation are older.
+inline constexpr int kernel_generation = 1;
+
+}  // namespace mdh
