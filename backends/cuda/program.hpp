@@ -79,9 +79,7 @@ class program {
                   " inputs and " + std::to_string(plan_.outputs.size()) + " outputs, got " +
                   std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
     // vector accesses assume buffers aligned to the vector (cudaMalloc: 256)
-    std::int64_t width = std::max(plan_.cfg.vec, plan_.cfg.vec_pw);
-    for (auto& t : plan_.tiles)  // shifted tile copies round row starts down to 16 bytes
-      if (t.copy_shifted) width = std::max(width, t.copy_width);
+    const std::int64_t width = std::max(plan_.cfg.vec, plan_.cfg.vec_pw);
     if (width > 1)
       for (auto* list : {&inputs, &outputs})
         for (CUdeviceptr p : *list)

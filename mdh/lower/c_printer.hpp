@@ -699,9 +699,7 @@ class c_printer {
   }
 
   // Emits the coordinates of vector `f` of tile t (u_k in the tile, g_k in the buffer) and
-  // returns {guard, global index, tile index}; `tb` names the box start variables. A shifted copy
-  // (copy_shifted) guards and indexes the tile by its row only: its lanes are placed and guarded
-  // along the row by print_shifted_load / print_shifted_store.
+  // returns {guard, global index, tile index}; `tb` names the box start variables.
   std::array<std::string, 3> copy_element(const smem_tile& t, int V, const std::string& f) {
     const global_buffer& g = p_.inputs[t.input];
     const std::size_t rank = t.box.rank();
@@ -714,54 +712,12 @@ class c_printer {
       if (k + 1 == rank && V > 1) e = "(" + e + ") * " + detail::num(V);
       out_.line("const int " + u + " = " + e + ";");
       out_.line("const idx_t " + gg + " = tb" + K + " + " + u + ";");
-      gidx += (gidx.empty() ? "" : " + ") + (gg + " * " + detail::num(g.stride[k]));
-      if (t.copy_shifted && k + 1 == rank) break;
       guard +=
           (guard.empty() ? "" : " && ") + (gg + " >= 0 && " + gg + " < " + detail::num(g.shape[k]));
+      gidx += (gidx.empty() ? "" : " + ") + (gg + " * " + detail::num(g.stride[k]));
       sidx += (sidx.empty() ? "" : " + ") + (u + " * " + detail::num(t.box.stride[k]));
     }
     return {guard, gidx, sidx};
-  }
-
-  // A shifted copy's vector `f` (after copy_element): declares the row start's offset `wm` in its
-  // aligned vector and `w`, the aligned vector from lane 0 at g<last> - wm, zero outside the
-  // buffer's row. Rows start at or after the buffer's start (copy_schedule), so only its last
-  // vector can be partial: read then lane by lane, only its lanes inside the buffer.
-  void print_shifted_load(const smem_tile& t, const std::array<std::string, 3>& x) {
-    const global_buffer& g = p_.inputs[t.input];
-    const std::string L = std::to_string(t.box.rank() - 1), T = d_.type(g.type);
-    out_.line("const bool wr = " + (x[0].empty() ? std::string("true") : x[0]) +
-              ";  // the row lies inside the buffer");
-    out_.line("const int wm = (int)((" + x[1] + " - u" + L +
-              ") & 3);  // the row start's offset in its aligned vector");
-    out_.line("const idx_t ws = " + x[1] + " - wm;  // lane 0, 16-byte aligned");
-    out_.line("const bool wv = wr && ws + 4 <= " + detail::num(g.elements) + ";");
-    out_.line(d_.vector_type(g.type, 4) + " w = wv ? " +
-              d_.vector_load(g.type, 4, "&" + g.name + "[ws]") + " : " + d_.vector_zero(g.type, 4) +
-              ";");
-    for (int l = 0; l < 4; ++l) {
-      const std::string c = "g" + L + " - wm + " + std::to_string(l);
-      const std::string lane = std::string("w.") + "xyzw"[l];
-      const std::string partial = l < g.elements % 4 ? "(wv ? " + lane + " : " + g.name + "[ws + " +
-                                                           std::to_string(l) + "])"
-                                                     : lane;
-      out_.line(lane + " = wr && " + c + " >= 0 && " + c + " < " + detail::num(g.shape.back()) +
-                " ? " + partial + " : (" + T + ")0;");
-    }
-  }
-
-  // Lane l of a shifted copy's vector `value` into tile buffer `name`: row element e0 + l, where
-  // it lies in the box row starting at tile index `row`.
-  void print_shifted_store(const smem_tile& t, const std::string& name, const std::string& row,
-                           const std::string& e0, const std::string& value) {
-    const std::string step = detail::num(t.box.stride.back());
-    out_.line("const int we = " + e0 + ";  // the row element of lane 0");
-    for (int l = 0; l < 4; ++l) {
-      const std::string e = "we + " + std::to_string(l);
-      out_.line("if (" + e + " >= 0 && " + e + " < " + detail::num(t.box.shape.back()) + ") " +
-                name + "[" + (row.empty() ? "" : row + " + ") + "(" + e + ") * " + step +
-                "] = " + value + "." + "xyzw"[l] + ";");
-    }
   }
 
   void print_box_start(const smem_tile& t) {
@@ -800,52 +756,29 @@ class c_printer {
     const int V = int(t.copy_width);
     out_.line("{  // copy the block's part of " + p_.comp.inputs[t.input].name + " into " + t.name +
               " (all threads, coalesced" +
-              (V > 1 ? ", " + detail::num(V) + "-element vectors" : "") +
-              (t.copy_shifted ? " aligned and shifted along the rows" : "") + ")");
+              (V > 1 ? ", " + detail::num(V) + "-element vectors" : "") + ")");
     print_box_start(t);
-    out_.line("for (int f = tid; f < " + detail::num(t.copy_vectors.size()) +
+    out_.line("for (int f = tid; f < " + detail::num(t.box_elements / V) +
               "; f += " + detail::num(p_.threads) + ") {");
     auto x = copy_element(t, V, "f");
-    if (t.copy_shifted) {
-      print_shifted_load(t, x);
-      print_shifted_store(t, t.name, x[2], "u" + std::to_string(t.box.rank() - 1) + " - wm", "w");
-    } else {
-      std::string T =
-          V == 1 ? d_.type(p_.inputs[t.input].type) : d_.vector_type(p_.inputs[t.input].type, V);
-      out_.line("const " + T + " w = " + copy_load(t, V, x) + ";");
-      print_tile_store(t, t.name, V, x[2], "w");
-    }
+    std::string T =
+        V == 1 ? d_.type(p_.inputs[t.input].type) : d_.vector_type(p_.inputs[t.input].type, V);
+    out_.line("const " + T + " w = " + copy_load(t, V, x) + ";");
+    print_tile_store(t, t.name, V, x[2], "w");
     out_.line("}");
     out_.line("}");
   }
 
-  // A shifted copy's offsets wm of a thread's slots, 2 bits each, in one integer register.
-  std::string shifts_type(const smem_tile& t) const {
-    return d_.type(t.copy_slots > 15 ? scalar_type::i64 : scalar_type::i32);  // no sign bit
-  }
-
-  // Prefetch, first half: this thread's slots of tile t into registers pf<input>[] (a shifted
-  // copy: each vector's offset wm into bits 2c, 2c + 1 of pf<input>m).
+  // Prefetch, first half: this thread's slots of tile t into registers pf<input>[].
   void print_copy_to_registers(const smem_tile& t) {
     const int V = int(t.copy_width);
-    const std::int64_t n = t.copy_vectors.size(), slots = t.copy_slots;
+    const std::int64_t n = t.box_elements / V, slots = t.copy_slots;
     const std::string P = "pf" + std::to_string(t.input);
     out_.line("{  // " + p_.comp.inputs[t.input].name + ": the next tile into registers");
     print_box_start(t);
-    if (t.copy_shifted) out_.line(P + "m = 0;");
     pragma_unroll();
     out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
     out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
-    if (t.copy_shifted) {
-      if (slots * p_.threads > n) out_.line("if (f < " + detail::num(n) + ") {");
-      print_shifted_load(t, copy_element(t, V, "f"));
-      out_.line(P + "[c] = w;");
-      out_.line(P + "m |= (" + shifts_type(t) + ")wm << 2 * c;");
-      if (slots * p_.threads > n) out_.line("}");
-      out_.line("}");
-      out_.line("}");
-      return;
-    }
     auto x = copy_element(t, V, "f");
     std::string load = copy_load(t, V, x);
     if (slots * p_.threads > n) load = "f < " + detail::num(n) + " ? (" + load + ") : " + P + "[c]";
@@ -857,29 +790,21 @@ class c_printer {
   // Prefetch, second half: the registers pf<input>[] into tile t.
   void print_registers_to_tile(const smem_tile& t, const std::string& name) {
     const int V = int(t.copy_width);
-    const std::int64_t n = t.copy_vectors.size(), slots = t.copy_slots;
-    const std::string P = "pf" + std::to_string(t.input);
+    const std::int64_t n = t.box_elements / V, slots = t.copy_slots;
     out_.line("{  // " + p_.comp.inputs[t.input].name + ": registers into " + name);
     pragma_unroll();
     out_.line("for (int c = 0; c < " + detail::num(slots) + "; ++c) {");
     out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
     const std::vector<std::int64_t>&ext = t.copy_vectors.shape, &W = t.copy_vectors.stride;
-    std::string sidx, along;  // along: a shifted copy's vector start in its row
+    std::string sidx;
     for (std::size_t k = ext.size(); k-- > 0;) {
       std::string u = W[k] == 1 ? "f" : "(f / " + detail::num(W[k]) + ")";
       if (k > 0) u += " % " + detail::num(ext[k]);
       if (k + 1 == ext.size() && V > 1) u = "(" + u + ") * " + detail::num(V);
-      if (t.copy_shifted && k + 1 == ext.size()) {
-        along = u;
-        continue;
-      }
       sidx = "(" + u + ") * " + detail::num(t.box.stride[k]) + (sidx.empty() ? "" : " + " + sidx);
     }
     if (slots * p_.threads > n) out_.line("if (f < " + detail::num(n) + ") {");
-    if (t.copy_shifted)
-      print_shifted_store(t, name, sidx, along + " - (int)(" + P + "m >> 2 * c & 3)", P + "[c]");
-    else
-      print_tile_store(t, name, V, sidx, P + "[c]");
+    print_tile_store(t, name, V, sidx, "pf" + std::to_string(t.input) + "[c]");
     if (slots * p_.threads > n) out_.line("}");
     out_.line("}");
     out_.line("}");
@@ -1034,8 +959,6 @@ class c_printer {
         const auto T = p_.inputs[t.input].type;
         out_.line((V == 1 ? d_.type(T) : d_.vector_type(T, V)) + " pf" + std::to_string(t.input) +
                   "[" + detail::num(t.copy_slots) + "];");
-        if (t.copy_shifted)  // the vectors' offsets from their row starts, 2 bits per slot
-          out_.line(shifts_type(t) + " pf" + std::to_string(t.input) + "m;");
       }
       out_.line("{");
       print_tile_coords("0", "sn");

@@ -42,36 +42,17 @@ inline bool copy_store_vector(const smem_tile& t, std::int64_t V, std::int64_t e
     if (t.box.stride[k] % V != 0) return false;
   return t.offset_bytes % (element_bytes * V) == 0;
 }
-
-// edge_split = 2: a tile of a 4-byte type whose rows are not provably 16-byte aligned (width 1)
-// but whole vectors long is copied with the aligned vectors that cover each row (its start
-// rounded down, one more vector than the row holds); the lanes outside the row are not stored.
-// The box start along the row is never negative, so only the buffer's last vector can be partial.
-inline bool copy_shifted(const kernel_plan& p, const smem_tile& t, std::int64_t width) {
-  const global_buffer& g = p.inputs[t.input];
-  if (p.cfg.edge_split != 2 || width != 1 || t.box.rank() == 0 || size_of(g.type) != 4 ||
-      g.stride.back() != 1 || t.box.shape.back() % 4 != 0 || t.base_const.back() < 0)
-    return false;
-  for (auto cf : t.base_coeff.back())
-    if (cf < 0) return false;
-  // staged, a thread keeps its slots' offsets 2 bits each in one 64-bit register
-  const std::int64_t row = t.box.shape.back();
-  return ceil_div(t.box_elements / row * (row / 4 + 1), p.threads) <= 31;
-}
 }  // namespace detail
 
 inline void copy_schedule(kernel_plan& p) {
   for (auto& t : p.tiles) {
     t.copy_width = detail::copy_width(p, t);
-    t.copy_shifted = detail::copy_shifted(p, t, t.copy_width);
-    if (t.copy_shifted) t.copy_width = 4;
     t.copy_store_vector =
-        !t.copy_shifted &&
         detail::copy_store_vector(t, t.copy_width, std::int64_t(size_of(p.inputs[t.input].type)));
+    t.copy_slots = ceil_div(t.box_elements / t.copy_width, p.threads);
     std::vector<std::int64_t> vectors = t.box.shape;
-    if (!vectors.empty()) vectors.back() = vectors.back() / t.copy_width + t.copy_shifted;
+    if (!vectors.empty()) vectors.back() /= t.copy_width;
     t.copy_vectors = row_major(vectors);
-    t.copy_slots = ceil_div(t.copy_vectors.size(), p.threads);
   }
   auto& c = p.copies;
   c = {};

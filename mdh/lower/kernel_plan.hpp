@@ -77,12 +77,7 @@ struct smem_tile {
   std::int64_t buffer_stride = 0;  // elements from one buffer to the next (16-byte aligned)
   // The copy (copy_schedule pass): elements per global load (1, 2 or 4), whether a vector is
   // stored into the tile in one piece, and each thread's register slots when copies are staged.
-  // copy_shifted (edge_split = 2, rows not provably aligned): each box row is read as the
-  // copy_width-aligned vectors from its start rounded down (box row / width + 1 of them), lane l
-  // of vector v being row element width * v + l - m (m: the row start's offset in its vector),
-  // stored where it lies in the row.
   std::int64_t copy_width = 1;
-  bool copy_shifted = false;
   bool copy_store_vector = false;
   std::int64_t copy_slots = 0;
   layout copy_vectors;  // the box in vectors of copy_width, row-major: vector f -> coordinates
@@ -310,7 +305,6 @@ inline std::string to_string(const kernel_plan& p) {
        << (t.buffers > 1 ? ", 2 buffers" : "") << ")";
     if (p.copies.staging != tile_staging::none) {  // after copy_schedule
       os << ", " << t.copy_width << "-element loads"
-         << (t.copy_shifted ? " (aligned, shifted: row starts not aligned)" : "")
          << (t.copy_width > 1 ? (t.copy_store_vector ? ", vector stores" : ", element stores") : "")
          << ", vectors " << to_string(t.copy_vectors);
       if (p.copies.staging != tile_staging::direct)

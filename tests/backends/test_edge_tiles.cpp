@@ -347,46 +347,6 @@ TEST_CASE("row sums of 3001 x 4093: edge_split 2 loads 16-byte vectors along una
   CHECK(aligned.reads[0].shifted_groups.empty());
 }
 
-TEST_CASE("edge_split 2: tiles along unaligned rows are copied with aligned, shifted vectors") {
-  auto c = mdh::describe(ops::matmul());
-  const std::vector<std::int64_t> sizes{997, 1009, 769};
-  auto plan = lower::lower(c, sizes, tuned_matmul(c, 2), lower::h200_limits());
-  REQUIRE(plan.tiles.size() == 2);
-  const auto &a = plan.tiles[0], &b = plan.tiles[1];
-  // A(i, k): rows of 769, the box 64 x 32; B(k, j): rows of 1009, the box 32 x 128; each box row
-  // covered by one aligned vector more than it holds
-  CHECK(a.copy_shifted);
-  CHECK(b.copy_shifted);
-  CHECK(a.copy_width == 4);
-  CHECK(b.copy_width == 4);
-  CHECK_FALSE(a.copy_store_vector);
-  CHECK_FALSE(b.copy_store_vector);
-  CHECK(a.copy_vectors.shape == std::vector<std::int64_t>{64, 9});
-  CHECK(b.copy_vectors.shape == std::vector<std::int64_t>{32, 33});
-  CHECK(a.copy_slots == 3);  // 576 vectors over 256 threads
-  CHECK(b.copy_slots == 5);  // 1056
-  CHECK(count(lower::to_string(plan),
-              "4-element loads (aligned, shifted: row starts not aligned)") == 2);
-  const std::string src = cuda::emit(plan);
-  CHECK(src.find("int pf0m;") != std::string::npos);  // the slots' offsets, 2 bits each
-  CHECK(src.find("pf0m |= (int)wm << 2 * c;") != std::string::npos);
-  CHECK(src.find("const int wm = (int)((g0 * 769 + g1 * 1 - u1) & 3);") != std::string::npos);
-  CHECK(src.find("*(const float4*)(&in1[ws])") != std::string::npos);
-  // edge_split 1: scalar copies, as before
-  auto one = lower::lower(c, sizes, tuned_matmul(c, 1), lower::h200_limits());
-  for (auto& t : one.tiles) {
-    CHECK_FALSE(t.copy_shifted);
-    CHECK(t.copy_width == 1);
-  }
-  CHECK(lower::to_string(one).find("shifted") == std::string::npos);
-  // rows the width divides: aligned copies, nothing shifted
-  auto even = lower::lower(c, {1024, 1024, 1024}, tuned_matmul(c, 2), lower::h200_limits());
-  for (auto& t : even.tiles) {
-    CHECK_FALSE(t.copy_shifted);
-    CHECK(t.copy_width == 4);
-  }
-}
-
 TEST_CASE("the search space offers edge_split at odd sizes, and a product start has it on") {
   auto c = mdh::describe(ops::matmul());
   const auto lim = lower::h200_limits();
@@ -440,22 +400,6 @@ TEST_CASE("NVRTC: the interior path of 997x1009x769 reads its shared tiles as ve
   MESSAGE(v4[0], " ld.shared.v4.f32 with edge_split 0, ", v4[1], " with edge_split 1");
   CHECK(v4[1] >= 32);
   CHECK(v4[1] > v4[0]);
-}
-
-TEST_CASE("NVRTC: edge_split 2 copies the tiles of 997x1009x769 with 16-byte global loads") {
-  auto c = mdh::describe(ops::matmul());
-  std::size_t v4[3] = {0, 0, 0}, scalar[3] = {0, 0, 0};
-  for (std::int64_t e : {1, 2}) {
-    auto plan = lower::lower(c, {997, 1009, 769}, tuned_matmul(c, e), lower::h200_limits());
-    auto m = cuda::compile_uncached(cuda::emit(plan), plan.name, "sm_90");
-    v4[e] = count(m.ptx, "ld.global.nc.v4.f32") + count(m.ptx, "ld.global.v4.f32");
-    scalar[e] = count(m.ptx, "ld.global.nc.f32") + count(m.ptx, "ld.global.f32");
-  }
-  MESSAGE("global loads, 16-byte / scalar: edge_split 1: ", v4[1], " / ", scalar[1],
-          ", edge_split 2: ", v4[2], " / ", scalar[2]);
-  CHECK(v4[1] == 0);
-  CHECK(v4[2] > 0);
-  CHECK(scalar[2] < scalar[1]);
 }
 
 TEST_CASE("NVRTC: the row sum of 3001 x 4093 loads its rows with 16-byte global loads") {
@@ -546,7 +490,7 @@ TEST_CASE("OpenCL: the development cases at odd sizes with edge_split on, vs mdh
   if (!ctx) return;
   auto lim = ctx->limits();
   lim.name = "pocl-cpu";
-  int total = 0, split = 0, shifted = 0, shifted_copies = 0, cases = 0;
+  int total = 0, split = 0, shifted = 0, cases = 0;
   test::for_each_edge_case(
       true, [&](std::string_view name, const auto& op, const test::edge_sizes& sizes) {
         INFO(name, " at ", mdh::to_string(sizes));
@@ -562,7 +506,6 @@ TEST_CASE("OpenCL: the development cases at odd sizes with edge_split on, vs mdh
           auto plan = lower::lower(c, sizes, cfg, lim);
           split += plan.interior_split;
           for (auto& r : plan.reads) shifted += !r.shifted_groups.empty();
-          for (auto& t : plan.tiles) shifted_copies += t.copy_shifted;
           const std::string msg = run_on_opencl(*ctx, plan, in, want, L);
           CHECK_MESSAGE(msg.empty(), msg, "\n", lower::to_string(plan));
           ++total;
@@ -573,46 +516,7 @@ TEST_CASE("OpenCL: the development cases at odd sizes with edge_split on, vs mdh
   CHECK(split >= 30);
   CHECK(shifted >= 1);
   MESSAGE(total, " configurations of ", cases, " edge cases checked on ", lim.name, " (", split,
-          " with an interior path, ", shifted, " shifted vector reads, ", shifted_copies,
-          " shifted tile copies)");
-#endif
-}
-
-TEST_CASE("OpenCL: shifted tile copies at odd sizes, every staging, transposed or not") {
-#ifndef MDH_WITH_OPENCL
-  MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
-#else
-  auto ctx = opencl_or_skip();
-  if (!ctx) return;
-  auto lim = ctx->limits();
-  lim.name = "pocl-cpu";
-  auto op = ops::matmul();
-  const ir::computation& c = mdh::describe(op);
-  int runs = 0;
-  for (const std::vector<std::int64_t>& sizes :
-       {std::vector<std::int64_t>{97, 101, 69}, std::vector<std::int64_t>{61, 67, 45}}) {
-    auto [in, want] = reference_case(op, sizes, 31);
-    const std::int64_t L = tuning::reduction_length(c, sizes);
-    for (std::int64_t prefetch : {0, 1, 2})
-      for (std::int64_t transpose : {0, 1}) {
-        // 32 threads, tiles of 16 x 32 x 8 that divide none of the sizes
-        auto m = lower::to_full_map(tuned_matmul(c, 2));
-        m["blk_0"] = (sizes[0] + 15) / 16, m["blk_1"] = (sizes[1] + 31) / 32;
-        m["t_sm_0"] = 16, m["t_sm_1"] = 32, m["t_sm_2"] = 8;
-        m["thr_0"] = 4, m["thr_1"] = 8, m["t_rm_0"] = 4, m["t_rm_1"] = 4;
-        m["prefetch"] = prefetch, m["transpose_0"] = transpose;
-        const auto cfg = lower::from_map(m, 3, 2);
-        INFO(mdh::to_string(sizes), " ", lower::to_string(cfg));
-        auto plan = lower::lower(c, sizes, cfg, lim);
-        REQUIRE(plan.tiles.size() == 2);
-        CHECK(plan.tiles[0].copy_shifted);
-        CHECK(plan.tiles[1].copy_shifted);
-        const std::string msg = run_on_opencl(*ctx, plan, in, want, L);
-        CHECK_MESSAGE(msg.empty(), msg, "\n", lower::to_string(plan));
-        ++runs;
-      }
-  }
-  CHECK(runs == 12);
+          " with an interior path, ", shifted, " shifted vector reads)");
 #endif
 }
 
