@@ -13,6 +13,8 @@ namespace mdh {
 //  1: the first with a tag (2026-11-27): unguarded register slots, shifted tile copies
 //     (edge_split 2). Logs without a generation are older.
 //  2: shifted tile copies taken out again (measured slower on an H100 at every unaligned size).
-inline constexpr int kernel_generation = 2;
+//  3: tensor-core kernels pass two adjacent columns through a point-wise epilogue and store them
+//     as one word (as they store a plain product).
+inline constexpr int kernel_generation = 3;
 
 }  // namespace mdh

@@ -225,6 +225,22 @@ inline void mma_tiles(kernel_plan& p) {
       if (d != m.n_dim && w.coeff[d] % 2 != 0) m.pair_store = false;
   }
 
+  // A point-wise epilogue writes its own outputs: paired on the same conditions, per output.
+  if (p.comp.epilogue) {
+    const ir::pointwise_epilogue& e = *p.comp.epilogue;
+    m.pair_epilogue = p.sizes[m.n_dim] % 2 == 0;
+    for (std::size_t q = 0; q < e.outputs.size(); ++q) {
+      const scalar_type t = p.outputs[q].type;
+      if (!is_float16(t) && t != scalar_type::f32) m.pair_epilogue = false;
+      for (auto& a : e.outputs[q].accesses) {
+        const flat_access f = flatten(a, p.outputs[q], p.comp.rank());
+        if (f.coeff[m.n_dim] != 1 || f.constant % 2 != 0) m.pair_epilogue = false;
+        for (std::size_t d = 0; d < f.coeff.size(); ++d)
+          if (d != m.n_dim && f.coeff[d] % 2 != 0) m.pair_epilogue = false;
+      }
+    }
+  }
+
   kernel k;
   k.kind = kernel_kind::main;
   k.launch.block[0] = p.threads;

@@ -178,6 +178,9 @@ struct mma_plan {
   // (f32) word, where every write has coefficient 1 along N's innermost dimension, even
   // offsets, and that dimension's size is even (a pair never straddles two of its rows).
   bool guard_m = true, guard_n = true, pair_store = false;
+  // pair_epilogue: the same for a point-wise epilogue's outputs (the plan has one): two adjacent
+  // accumulators go through it, and each of its outputs is stored as one word per pair.
+  bool pair_epilogue = false;
   friend bool operator==(const mma_plan&, const mma_plan&) = default;
 };
 
@@ -226,6 +229,7 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
   }
   os << "  epilogue: f32 accumulators -> " << short_name(m.out_type) << ", " << m.writes.size()
      << " write(s) through the out_view" << (m.pair_store ? " in column pairs" : "")
+     << (m.pair_epilogue ? ", the epilogue in column pairs" : "")
      << (m.guard_m || m.guard_n ? ", guarded" : ", unguarded (whole tiles)") << "\n";
   return os.str();
 }

@@ -475,38 +475,60 @@ class mma_printer {
   void print_pointwise_epilogue() {
     const ir::pointwise_epilogue& e = *p_.comp.epilogue;
     const std::size_t D = p_.comp.rank();
+    const bool pair = m_.pair_epilogue;
     out_.line("// epilogue: accumulators -> " + e.name + " in registers -> its outputs" +
+              (pair ? ", two adjacent columns at a time" : "") +
               (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));
-    print_accumulator_loops(1);
-    std::string call = "mdh_epilogue(";
-    std::size_t own = p_.comp.inputs.size();  // the epilogue's buffers follow the inputs
-    for (std::size_t b = 0; b < e.inputs.size(); ++b) {
-      if (e.result_of[b] >= 0) {
-        const auto r = std::size_t(e.result_of[b]);
-        const scalar_type t = p_.comp.outputs[r].type;
-        call += convert_expr("acc[fm][fn][i]", p_.acc_type(r), t, d_.type(t)) + ", ";
-        continue;
+    print_accumulator_loops(pair ? 2 : 1);
+    // element `h` of the pair (0 without pairs): accumulator i + h, the epilogue's own buffers
+    // one further along N's innermost dimension
+    auto call_for = [&](int h) {
+      const std::string sfx = pair ? "_" + std::to_string(h) : "";
+      std::string call = "mdh_epilogue(";
+      std::size_t own = p_.comp.inputs.size();  // the epilogue's buffers follow the inputs
+      for (std::size_t b = 0; b < e.inputs.size(); ++b) {
+        if (e.result_of[b] >= 0) {
+          const auto r = std::size_t(e.result_of[b]);
+          const scalar_type t = p_.comp.outputs[r].type;
+          call += convert_expr("acc[fm][fn][i" + std::string(h ? " + 1" : "") + "]", p_.acc_type(r),
+                               t, d_.type(t)) +
+                  ", ";
+          continue;
+        }
+        const global_buffer& g = p_.inputs.at(own++);
+        for (auto& a : e.inputs[b].accesses) {
+          const flat_access f = flatten(a, g, D);
+          call += g.name + "[" + affine(f.coeff, f.constant + h * f.coeff[m_.n_dim]) + "], ";
+        }
       }
-      const global_buffer& g = p_.inputs.at(own++);
-      for (auto& a : e.inputs[b].accesses) {
-        const flat_access f = flatten(a, g, D);
-        call += g.name + "[" + affine(f.coeff, f.constant) + "], ";
+      for (std::size_t q = 0; q < e.f.results.size(); ++q) {
+        const std::string y = "y" + std::to_string(q) + sfx;
+        out_.line(d_.type(e.f.result_type(q)) + " " + y + ";");
+        call += "&" + y + (q + 1 < e.f.results.size() ? ", " : ");");
       }
-    }
-    for (std::size_t q = 0; q < e.f.results.size(); ++q) {
+      out_.line(call);
+    };
+    call_for(0);
+    if (pair) call_for(1);
+    for (std::size_t q = 0; q < p_.outputs.size(); ++q) {
+      const scalar_type t = p_.outputs[q].type;
+      auto value = [&](const std::string& y) {
+        return convert_expr(y, e.f.result_type(q), t, d_.type(t));
+      };
       const std::string y = "y" + std::to_string(q);
-      out_.line(d_.type(e.f.result_type(q)) + " " + y + ";");
-      call += "&" + y + (q + 1 < e.f.results.size() ? ", " : ");");
-    }
-    out_.line(call);
-    for (std::size_t q = 0; q < p_.outputs.size(); ++q)
       for (auto& a : e.outputs[q].accesses) {
         const flat_access f = flatten(a, p_.outputs[q], D);
-        out_.line(p_.outputs[q].name + "[" + affine(f.coeff, f.constant) + "] = " +
-                  convert_expr("y" + std::to_string(q), e.f.result_type(q), p_.outputs[q].type,
-                               d_.type(p_.outputs[q].type)) +
-                  ";");
+        const std::string at = p_.outputs[q].name + "[" + affine(f.coeff, f.constant) + "]";
+        if (!pair)
+          out_.line(at + " = " + value(y) + ";");
+        else if (t == scalar_type::f32)
+          out_.line("*(float2*)&" + at + " = make_float2(" + value(y + "_0") + ", " +
+                    value(y + "_1") + ");");
+        else
+          out_.line("*(unsigned*)&" + at + " = (unsigned)" + value(y + "_0") + " | ((unsigned)" +
+                    value(y + "_1") + " << 16);");
       }
+    }
     out_.line("}");
     out_.line("}");
   }

@@ -324,6 +324,11 @@ TEST_CASE("MMA kernels with a point-wise epilogue apply it in registers, and NVR
       CHECK(has(src, "in registers -> its outputs"));
       CHECK(has(src, "mdh_epilogue("));
       CHECK(src.find("mdh_epilogue(") != src.rfind("mdh_epilogue("));  // defined and called
+      // two adjacent columns through the epilogue and stored as one word, where N is even
+      const bool even = sizes[plan.mma.n_dim] % 2 == 0;
+      CHECK(plan.mma.pair_epilogue == even);
+      CHECK(has(src, "two adjacent columns at a time") == even);
+      CHECK(has(src, "&y0_1)") == even);
       CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
       ++total;
     }
