@@ -13,6 +13,9 @@ namespace mdh {
 //  1: the first with a tag (2026-11-27): unguarded register slots, shifted tile copies
 //     (edge_split 2). Logs without a generation are older.
 //  2: shifted tile copies taken out again (measured slower on an H100 at every unaligned size).
-inline constexpr int kernel_generation = 2;
+//  3: shared tiles stored with the buffer's first dimension innermost (transpose 2, rank >= 3)
+//     are filled in their stored order (copy_schedule's copy_order): a warp stores consecutive
+//     words instead of one bank (2026-11-27).
+inline constexpr int kernel_generation = 3;
 
 }  // namespace mdh
