@@ -6,8 +6,10 @@
 // shared_bytes M N K for a matmul; for any other operator //@LAUNCH kernel grid block shared and
 // a line //@EINSUM with the sizes and, per input and output (kernel parameter order), the
 // dimension of each coordinate ("//@EINSUM 48 48 48 48 48 48 ; in A 0 4 1 5 ; in B 3 5 2 4 ; out
-// C 0 1 2 3"). Only plain contractions (every coordinate one dimension with coefficient 1) get
-// that line; time_sources refuses other operators. Lowered for an H100's limits (h200 with
+// C 0 1 2 3"), and //@SCRATCH with the bytes of each partials or counters parameter (a block
+// combine's), which follow the outputs. Only plain contractions (every coordinate one dimension
+// with coefficient 1) get the //@EINSUM line; time_sources refuses other operators. Lowered for an
+// H100's limits (h200 with
 // --h200).
 //   print_source FILE.json [sizes S0 S1 ...] [start N] [NAME VALUE ...] [--h200] > kernel.cu
 //   print_source FILE.json [sizes S0 S1 ...] starts [--h200]      (lists the SIMT starts)
@@ -90,8 +92,7 @@ int print(const Comp& op, const nlohmann::json& j, int argc, char** argv) {
     }
   }
   auto plan = lower::lower(ir, s, c, limits);  // throws with the broken rule's name
-  if (matmul && plan.kernels.size() != 1)
-    throw error("print_source: the plan has several kernels");
+  if (matmul && plan.kernels.size() != 1) throw error("print_source: the plan has several kernels");
   for (const auto& k : plan.kernels) {  // in launch order (an atomic combine's _init first)
     const auto& l = k.launch;
     std::cout << "//@LAUNCH " << k.name << " " << l.grid[0] << " " << l.grid[1] << " " << l.grid[2]
@@ -105,6 +106,14 @@ int print(const Comp& op, const nlohmann::json& j, int argc, char** argv) {
       std::cout << "//@EINSUM";
       for (auto x : s) std::cout << " " << x;
       std::cout << *e << "\n";
+    }
+    // the parameters after the outputs: partials and counters, zeroed once before the launches
+    if (!plan.partials.empty() || !plan.counters.empty()) {
+      std::cout << "//@SCRATCH";
+      for (const auto* v : {&plan.partials, &plan.counters})
+        for (const auto& g : *v)
+          std::cout << " " << g.elements * 8;  // bytes, 8 per element at most
+      std::cout << "\n";
     }
   }
   std::cout << cuda::emit(plan);
@@ -129,7 +138,8 @@ int print_operator(const std::string& name, const nlohmann::json& j, int argc, c
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: print_source FILE.json [sizes S0 S1 ...] [start N | starts] [NAME VALUE ...] [--h200]\n";
+    std::cerr << "usage: print_source FILE.json [sizes S0 S1 ...] [start N | starts] [NAME VALUE "
+                 "...] [--h200]\n";
     return 2;
   }
   try {
