@@ -1067,6 +1067,64 @@ TEST_CASE("OpenCL: the CPU's start configurations of products match mdh::referen
 #endif
 }
 
+// Every 4-D contraction C[a,b,c,d] = +_{e,f} A B with two output dimensions per operand, in any
+// order in either operand (3456, every 12th checked), at 48^6: the first start has 256 threads,
+// block-tile sides of 128, both operands' register tiles read as 4-element vectors, 16-byte tile
+// copies and every reduction that is an operand's contiguous index at least 4 per tile. Before:
+// 64 threads, sides of 48, no vector reads, half the copies scalar.
+TEST_CASE("contraction starts: every permutation of a 4-D contraction") {
+  const auto lim = lower::h100_limits();
+  const sizes_t sizes(6, 48);
+  const ir::computation base = mdh::describe(ops::tccg_abcd_aebf_dfce());
+  int n = 0, checked = 0;
+  for (int mask = 0; mask < 16; ++mask) {
+    if (__builtin_popcount(unsigned(mask)) != 2) continue;
+    std::vector<std::size_t> ia{4, 5}, ib{4, 5};  // the operands' dimensions: e, f and two outputs
+    for (std::size_t d = 0; d < 4; ++d) ((mask >> d) & 1 ? ia : ib).push_back(d);
+    std::sort(ia.begin(), ia.end());
+    do {
+      std::sort(ib.begin(), ib.end());
+      do {
+        if (n++ % 12 != 0) continue;
+        ir::computation c = base;
+        for (auto [b, ix] : {std::pair{0, &ia}, std::pair{1, &ib}})
+          for (std::size_t k = 0; k < 4; ++k) {
+            auto& f = c.inputs[std::size_t(b)].accesses[0].index[k];
+            std::fill(f.coeff.begin(), f.coeff.end(), 0);
+            f.coeff[(*ix)[k]] = 1;
+          }
+        auto starts = tuning::start_configurations(c, sizes, lim);
+        REQUIRE(!starts.empty());
+        const lower::config& s = starts.front();
+        INFO("A dims ", to_string(sizes_t(ia.begin(), ia.end())), " B dims ",
+             to_string(sizes_t(ib.begin(), ib.end())), ": ", lower::to_string(s));
+        std::int64_t threads = 1, side[2] = {1, 1};
+        for (std::size_t d = 0; d < 4; ++d) {
+          threads *= s.dims[d].thr;
+          side[(mask >> d) & 1] *= s.dims[d].thr * s.dims[d].t_rm;
+        }
+        CHECK(threads == 256);
+        CHECK(side[0] == 128);
+        CHECK(side[1] == 128);
+        const lower::kernel_plan plan = lower::lower(c, sizes, s, lim);
+        REQUIRE(plan.tiles.size() == 2);
+        for (const auto& t : plan.tiles) {
+          const auto& in = c.inputs[t.input];
+          const std::size_t inner = coordinate_dim(in, t.order.back());
+          CHECK(!c.is_reduction(inner));
+          CHECK(s.dims[inner].t_rm == 4);
+          CHECK(t.copy_width == 4);
+          const std::size_t last = coordinate_dim(in, in.rank - 1);
+          if (c.is_reduction(last)) CHECK(s.dims[last].t_sm >= 4);
+        }
+        ++checked;
+      } while (std::next_permutation(ib.begin(), ib.end()));
+    } while (std::next_permutation(ia.begin(), ia.end()));
+  }
+  CHECK(n == 3456);
+  MESSAGE(checked, " of ", n, " 4-D contractions' first start checked");
+}
+
 TEST_CASE("OpenCL: start configurations of 4-D TCCG contractions, held-out ones too") {
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
