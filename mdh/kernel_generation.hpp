@@ -15,6 +15,9 @@ namespace mdh {
 //  2: shifted tile copies taken out again (measured slower on an H100 at every unaligned size).
 //  3: tensor-core kernels pass two adjacent columns through a point-wise epilogue and store them
 //     as one word (as they store a plain product).
-inline constexpr int kernel_generation = 3;
+//  4: shared tiles stored with the buffer's first dimension innermost (transpose 2, rank >= 3)
+//     are filled in their stored order (copy_schedule's copy_order): a warp stores consecutive
+//     words instead of one bank (2026-11-27).
+inline constexpr int kernel_generation = 4;
 
 }  // namespace mdh

@@ -102,6 +102,78 @@ inline std::int64_t dividing_tile(std::int64_t n, std::int64_t r, bool dividing 
   return 1;
 }
 
+// Whether every coordinate of b that reads dimension d is d alone with coefficient 1 (a tensor
+// contraction's index; not a convolution's p + r).
+inline bool plain(const ir::buffer& b, std::size_t d) {
+  for (auto& a : b.accesses)
+    for (auto& ix : a.index) {
+      if (ix.coeff[d] == 0) continue;
+      if (ix.coeff[d] != 1 || ix.offset != 0) return false;
+      for (std::size_t e = 0; e < ix.coeff.size(); ++e)
+        if (e != d && ix.coeff[e] != 0) return false;
+    }
+  return true;
+}
+
+// Whether b's last coordinate, contiguous in memory, is dimension d alone (in every access).
+inline bool innermost(const ir::buffer& b, std::size_t d) {
+  if (b.rank == 0 || b.accesses.empty()) return false;
+  for (auto& a : b.accesses) {
+    const auto& ix = a.index.back();
+    for (std::size_t e = 0; e < ix.coeff.size(); ++e)
+      if (ix.coeff[e] != (e == d ? 1 : 0)) return false;
+  }
+  return true;
+}
+
+// The tile layout (transpose_b) that stores dimension d innermost in b's shared tile: 0 when it
+// is b's last coordinate, 1 the second last, 2 the first (rank >= 3); -1 when none does (or d is
+// not one plain coordinate of b).
+inline int transpose_for(const ir::buffer& b, std::size_t d) {
+  if (b.accesses.size() != 1 || !plain(b, d)) return -1;
+  const auto& ix = b.accesses[0].index;
+  const std::size_t r = ix.size();
+  auto at = [&](std::size_t k) { return k < r && ix[k].coeff[d] == 1; };
+  if (r >= 1 && at(r - 1)) return 0;
+  if (r >= 2 && at(r - 2)) return 1;
+  if (r >= 3 && at(0)) return 2;
+  return -1;
+}
+
+// The inputs that read dimension d.
+inline std::vector<bool> readers(const ir::computation& comp, std::size_t d) {
+  std::vector<bool> v;
+  for (auto& b : comp.inputs) v.push_back(uses(b, d));
+  return v;
+}
+
+// One side of a product's block tile (i's or j's: the output dimensions one operand reads and
+// the other does not) over two dimensions: `inner`, whose register tile of up to 4 is read from
+// the shared tile as one vector, with the threads whose steps divide its size, and `outer` with
+// the remaining threads and register tile. A TCCG extent of 48 and a 16 x 8 side: inner 4
+// threads x 4 (three steps of 16), outer 4 threads x 2: a 128-wide side with an 8-element
+// register tile, where one dimension alone held 8 threads x 6 (48 wide, scalar or 2-element
+// reads). False (nothing changed) when no such inner step exists.
+inline bool tile_side(lower::config& c, const std::vector<std::int64_t>& sizes, std::size_t inner,
+                      std::size_t outer, std::int64_t thr, std::int64_t t_rm, int axis) {
+  const std::int64_t n = sizes[inner], r4 = std::min<std::int64_t>(t_rm, 4);
+  std::int64_t t = 0, r = 0;
+  // a register tile of 4 (one 16-byte read), else 6 or 3 where 4 leaves a step under 16 wide
+  // (24 = 4 threads x 6, 72 = 4 x 6 in 3 steps)
+  for (std::int64_t rr : {r4, std::int64_t{6}, std::int64_t{3}}) {
+    if (rr != r4 && rr > t_rm) continue;
+    std::int64_t q = thr;
+    while (q >= 1 && !(q * rr <= n && n % (q * rr) == 0)) q /= 2;
+    if (q >= 1 && (t == 0 || (t * r < 16 && q * rr > t * r))) t = q, r = rr;
+  }
+  if (t == 0) return false;
+  std::int64_t to = thr / t, ro = std::max<std::int64_t>(1, t_rm / r);
+  fit(sizes[outer], to, ro);
+  tile_dim(c.dims[inner], n, t, r, axis);
+  tile_dim(c.dims[outer], sizes[outer], to, ro, axis);
+  return true;
+}
+
 inline std::int64_t block_count(const lower::config& c) {
   std::int64_t b = 1;
   for (auto& x : c.dims) b *= x.blk;
@@ -252,6 +324,60 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
       cpu_product_starts(comp, sizes, i, j, k, base, keep);
       return thin();
     }
+    // Which inputs the start caches: those that do not read both i and j (reused across one).
+    std::vector<bool> cached(comp.inputs.size(), false);
+    for (std::size_t b = 0; b < comp.inputs.size(); ++b)
+      cached[b] = lower::detail::accesses_share_coefficients(comp.inputs[b]) &&
+                  !(detail::uses(comp.inputs[b], i) && detail::uses(comp.inputs[b], j));
+    // A tensor contraction's side partner of i (and of j): another output dimension read by the
+    // same inputs as plain coordinates (C[a,b,c,d] = A[a,e,b,f] B[d,f,c,e]: i = b with a, j = d
+    // with c); an input's last coordinate first (A(d, e, g, a): a, whose tile rows are
+    // contiguous), then the largest, the innermost among equals. With extents smaller than a
+    // block tile (TCCG's 48), one dimension per side made 48 x 48 block tiles, one element of a
+    // and of c per block: B's tile was reused by one row of A's.
+    auto last_of_reader = [&](std::size_t n) {
+      for (auto& b : comp.inputs)
+        if (detail::uses(b, n) && detail::innermost(b, n)) return true;
+      return false;
+    };
+    auto partner = [&](std::size_t x) {
+      std::size_t best = D;
+      for (auto n : concat) {
+        if (n == i || n == j || sizes[n] < 2 ||
+            detail::readers(comp, n) != detail::readers(comp, x))
+          continue;
+        bool ok = true;
+        for (auto& b : comp.inputs) ok = ok && detail::plain(b, n) && detail::plain(b, x);
+        if (!ok) continue;
+        if (best == D ||
+            std::pair(last_of_reader(n), sizes[n]) >= std::pair(last_of_reader(best), sizes[best]))
+          best = n;
+      }
+      return best;
+    };
+    const std::size_t pi = partner(i), pj = partner(j);
+    // The side's dimension that carries the vector register tile: the one that some transpose
+    // stores innermost in every cached input reading it (b for A(a, e, b, f) transposed 1, d for
+    // B(d, f, c, e) transposed 2), x itself where both can.
+    auto inner_of = [&](std::size_t x, std::size_t other) {
+      auto placeable = [&](std::size_t d) {
+        for (std::size_t b = 0; b < comp.inputs.size(); ++b)
+          if (cached[b] && detail::uses(comp.inputs[b], d) &&
+              detail::transpose_for(comp.inputs[b], d) < 0)
+            return false;
+        return true;
+      };
+      return placeable(x) || other == D || !placeable(other) ? x : other;
+    };
+    // Reductions other than k that are the last, contiguous coordinate of a cached input (f of
+    // A(a, e, b, f) when k is e): a tile of one element along them read that input 4 bytes per
+    // row, a separate 32-byte sector per element; they get 4 (16-byte rows), and k the rest of
+    // the step's kt elements, at least 4 where it is such a coordinate itself.
+    auto memory_innermost = [&](std::size_t r) {
+      for (std::size_t b = 0; b < comp.inputs.size(); ++b)
+        if (cached[b] && detail::innermost(comp.inputs[b], r)) return true;
+      return false;
+    };
     struct shape {
       int64_t ti, tj, ri, rj;
     };
@@ -263,20 +389,49 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
     for (const shape& sh : shapes)
       for (int64_t kt : {16, 32, 8}) {
         lower::config c = base();
-        int64_t ti = sh.ti, tj = sh.tj, ri = sh.ri, rj = sh.rj;
-        detail::fit(sizes[i], ti, ri);
-        detail::fit(sizes[j], tj, rj);
-        detail::tile_dim(c.dims[i], sizes[i], ti, ri, 1);
-        detail::tile_dim(c.dims[j], sizes[j], tj, rj, 0);
+        // each side over two dimensions where it has a partner and its own extent holds no
+        // whole 16 x 8 (or the shape's) step; the inner one (vector reads) decided per side
+        std::size_t side_inner[2] = {D, D};
+        const std::size_t xs[2] = {i, j}, ps[2] = {pi, pj};
+        const int64_t ts[2] = {sh.ti, sh.tj}, rs[2] = {sh.ri, sh.rj};
+        for (int sd = 0; sd < 2; ++sd) {
+          const std::size_t xd = xs[sd], px = ps[sd];
+          const int axis = sd == 0 ? 1 : 0;
+          const bool small = sizes[xd] < ts[sd] * rs[sd] || sizes[xd] % (ts[sd] * rs[sd]) != 0;
+          if (px < D && small) {
+            const std::size_t in = inner_of(xd, px), o = in == xd ? px : xd;
+            if (detail::tile_side(c, sizes, in, o, ts[sd], rs[sd], axis) &&
+                c.dims[in].thr * c.dims[in].t_rm >= std::min<int64_t>(16, sizes[in])) {
+              side_inner[sd] = in;
+              continue;
+            }
+            c.dims[in] = base().dims[in], c.dims[o] = base().dims[o];
+          }
+          int64_t t = ts[sd], r = rs[sd];
+          detail::fit(sizes[xd], t, r);
+          detail::tile_dim(c.dims[xd], sizes[xd], t, r, axis);
+        }
+        const int64_t rj = c.dims[j].t_rm;
         // the reduction: a register tile of up to 8 steps, kt elements per shared tile
+        // other reductions: whole when small (a filter window), 4 when the last coordinate of
+        // a cached input, else one element per tile (a TCCG's second reduction of 48: whole, the
+        // tiles overflowed shared memory)
+        int64_t runs = 1;  // the product of those runs of 4
+        for (auto r : reduce) {
+          if (r == k) continue;
+          auto& y = c.dims[r];
+          y.t_sm = sizes[r] <= 8 ? sizes[r] : memory_innermost(r) ? 4 : 1;
+          if (sizes[r] > 8) runs *= y.t_sm;
+        }
         auto& x = c.dims[k];
         x.thr = 1, x.t_rm = std::min<int64_t>(8, pow2_floor(sizes[k]));
         x.t_sm = std::min(kt, sizes[k]);
+        if (runs > 1 && kt > 8) {
+          // the step's kt elements over k and the other reductions' runs
+          x.t_sm = std::min(sizes[k], std::max(kt / runs, memory_innermost(k) ? int64_t{4} : 1));
+          x.t_rm = std::min(x.t_rm, pow2_floor(x.t_sm));
+        }
         if (x.t_sm % x.t_rm != 0) x.t_sm = x.t_rm;
-        // other reductions: whole when small (a filter window), else one element per tile
-        // (a TCCG's second reduction of 48: whole, the tiles overflowed shared memory)
-        for (auto r : reduce)
-          if (r != k) c.dims[r].t_sm = sizes[r] <= 8 ? sizes[r] : 1;
         bool any_cached = false;
         std::vector<std::size_t> rotatable;
         for (std::size_t b = 0; b < comp.inputs.size(); ++b) {
@@ -289,6 +444,10 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
           const auto& last = buf.accesses[0].index.back();
           const auto& first = buf.accesses[0].index.front();
           c.inputs[b].transpose = buf.rank >= 2 && last.coeff[k] != 0 && last.coeff[j] == 0;
+          // a two-dimensional side: its inner dimension (the vector register tile) innermost
+          for (auto in : side_inner)
+            if (in < D && detail::uses(buf, in) && detail::transpose_for(buf, in) >= 0)
+              c.inputs[b].transpose = detail::transpose_for(buf, in);
           // a convolution's weights w[k][r][s][c]: also with the output channels (i or j)
           // innermost (transpose 2), so a thread's register tile reads consecutive words
           const bool channels_first = (first.coeff[j] != 0 && last.coeff[j] == 0) ||

@@ -698,6 +698,15 @@ class c_printer {
       }
   }
 
+  // The mode of a copy's vector layout whose coordinate needs no modulo (f / stride < extent for
+  // every vector f of the box): the first whose stride times extent is the whole box; the first
+  // mode of a row-major layout.
+  static std::size_t slowest_mode(const layout& l) {
+    for (std::size_t k = 0; k < l.rank(); ++k)
+      if (l.stride[k] * l.shape[k] == l.size()) return k;
+    return l.rank();
+  }
+
   // Emits the coordinates of vector `f` of tile t (u_k in the tile, g_k in the buffer) and
   // returns {guard, global index, tile index}; `tb` names the box start variables.
   std::array<std::string, 3> copy_element(const smem_tile& t, int V, const std::string& f) {
@@ -705,10 +714,11 @@ class c_printer {
     const std::size_t rank = t.box.rank();
     const std::vector<std::int64_t>&ext = t.copy_vectors.shape, &W = t.copy_vectors.stride;
     std::string guard, gidx, sidx;
+    const std::size_t slowest = slowest_mode(t.copy_vectors);
     for (std::size_t k = 0; k < rank; ++k) {
       std::string K = std::to_string(k), u = "u" + K, gg = "g" + K;
       std::string e = W[k] == 1 ? f : "(" + f + ") / " + detail::num(W[k]);
-      if (k > 0) e = "(" + e + ") % " + detail::num(ext[k]);
+      if (k != slowest) e = "(" + e + ") % " + detail::num(ext[k]);
       if (k + 1 == rank && V > 1) e = "(" + e + ") * " + detail::num(V);
       out_.line("const int " + u + " = " + e + ";");
       out_.line("const idx_t " + gg + " = tb" + K + " + " + u + ";");
@@ -797,9 +807,10 @@ class c_printer {
     out_.line("const int f = tid + c * " + detail::num(p_.threads) + ";");
     const std::vector<std::int64_t>&ext = t.copy_vectors.shape, &W = t.copy_vectors.stride;
     std::string sidx;
+    const std::size_t slowest = slowest_mode(t.copy_vectors);
     for (std::size_t k = ext.size(); k-- > 0;) {
       std::string u = W[k] == 1 ? "f" : "(f / " + detail::num(W[k]) + ")";
-      if (k > 0) u += " % " + detail::num(ext[k]);
+      if (k != slowest) u += " % " + detail::num(ext[k]);
       if (k + 1 == ext.size() && V > 1) u = "(" + u + ") * " + detail::num(V);
       sidx = "(" + u + ") * " + detail::num(t.box.stride[k]) + (sidx.empty() ? "" : " + " + sidx);
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <mdh/lower/kernel_plan.hpp>
 
@@ -42,6 +43,28 @@ inline bool copy_store_vector(const smem_tile& t, std::int64_t V, std::int64_t e
     if (t.box.stride[k] % V != 0) return false;
   return t.offset_bytes % (element_bytes * V) == 0;
 }
+
+// The order in which a block's threads take the vectors of a box (vector f -> box coordinates):
+// the row (the buffer's last dimension) fastest, so that consecutive threads read a row's
+// consecutive vectors (coalesced), then the other box dimensions in the tile's stored order,
+// innermost first, so that consecutive threads store to consecutive tile words. For a tile kept
+// in the buffer's order, or with its last two dimensions swapped (transpose 1), that is the
+// buffer's row-major order. A tile with the buffer's first dimension innermost (transpose 2, rank
+// >= 3: B(d, f, c, e) stored (f, c, e, d)) filled in the buffer's order had a warp store one
+// vector lane per row of d-extent words: with rows of one vector (e 4 wide) all 32 threads into
+// one bank; in this order the threads of a warp walk d, consecutive words.
+inline layout copy_order(const std::vector<std::int64_t>& vectors,
+                         const std::vector<std::size_t>& order) {
+  const std::size_t rank = vectors.size();
+  if (rank == 0) return row_major(vectors);
+  std::vector<std::size_t> fast{rank - 1};  // modes, fastest first
+  for (std::size_t j = order.size(); j-- > 0;)
+    if (order[j] != rank - 1) fast.push_back(order[j]);
+  layout l{vectors, std::vector<std::int64_t>(rank, 1)};
+  std::int64_t w = 1;
+  for (std::size_t k : fast) l.stride[k] = w, w *= vectors[k];
+  return l;
+}
 }  // namespace detail
 
 inline void copy_schedule(kernel_plan& p) {
@@ -52,7 +75,7 @@ inline void copy_schedule(kernel_plan& p) {
     t.copy_slots = ceil_div(t.box_elements / t.copy_width, p.threads);
     std::vector<std::int64_t> vectors = t.box.shape;
     if (!vectors.empty()) vectors.back() /= t.copy_width;
-    t.copy_vectors = row_major(vectors);
+    t.copy_vectors = detail::copy_order(vectors, t.order);
   }
   auto& c = p.copies;
   c = {};

@@ -80,7 +80,9 @@ struct smem_tile {
   std::int64_t copy_width = 1;
   bool copy_store_vector = false;
   std::int64_t copy_slots = 0;
-  layout copy_vectors;  // the box in vectors of copy_width, row-major: vector f -> coordinates
+  // the box in vectors of copy_width: vector f -> coordinates, the row fastest, then the box
+  // dimensions in the tile's stored order (copy_schedule's copy_order)
+  layout copy_vectors;
   friend bool operator==(const smem_tile&, const smem_tile&) = default;
 };
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -628,9 +629,120 @@ TEST_CASE("contraction starts: steps that divide small extents, second reduction
   CHECK(starts.size() >= 32);
   CHECK(check_starts("tccg_abcd_aebf_dfce", c, sizes, lim) == int(starts.size()));
   const auto& first = starts.front();
-  CHECK(first.dims[4].t_sm == 1);                       // e: one element per tile
-  CHECK(first.dims[1].thr * first.dims[1].t_rm == 48);  // b: whole steps
-  CHECK(first.dims[3].thr * first.dims[3].t_rm == 48);  // d: whole steps
+  CHECK(first.dims[4].t_sm == 4);  // e, B's last coordinate: 16-byte rows (contraction_starts)
+  CHECK(48 % (first.dims[1].thr * first.dims[1].t_rm) == 0);  // b: whole steps
+  CHECK(48 % (first.dims[3].thr * first.dims[3].t_rm) == 0);  // d: whole steps
+}
+
+namespace {
+// Held-out 4-D contractions of the TCCG family (no benchmark case, no tuned file): other
+// permutations of the output and reduction indices in the inputs.
+auto held_out_contraction_1() {  // C[a,b,c,d] = +_{e,f} A[d,e,a,f] * B[b,f,e,c]
+  auto [a, b, c, d, e, f] = indices<6>();
+  return computation("tccg_held_out_1", out_view(out<float, "C">(a, b, c, d)),
+                     md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, cc, pw(add), pw(add)),
+                     inp_view(in<float, "A">(d, e, a, f), in<float, "B">(b, f, e, c)));
+}
+auto held_out_contraction_2() {  // C[a,b,c,d] = +_{e,f} A[c,f,d,e] * B[e,a,f,b]
+  auto [a, b, c, d, e, f] = indices<6>();
+  return computation("tccg_held_out_2", out_view(out<float, "C">(a, b, c, d)),
+                     md_hom([](auto x, auto y) { return x * y; }, cc, cc, cc, cc, pw(add), pw(add)),
+                     inp_view(in<float, "A">(c, f, d, e), in<float, "B">(e, a, f, b)));
+}
+
+// Calls visit(name, op) for the two 4-D TCCG benchmark contractions and the held-out ones.
+template <class Visit>
+void for_each_4d_contraction(Visit&& visit) {
+  visit("tccg_abcd_aebf_dfce", ops::tccg_abcd_aebf_dfce());
+  visit("tccg_abcd_eafd_fbec", ops::tccg_abcd_eafd_fbec());
+  visit("held_out_1 (A[d,e,a,f] B[b,f,e,c])", held_out_contraction_1());
+  visit("held_out_2 (A[c,f,d,e] B[e,a,f,b])", held_out_contraction_2());
+}
+
+bool detail_uses(const ir::buffer& b, std::size_t d) {
+  for (auto& a : b.accesses)
+    for (auto& ix : a.index)
+      if (ix.coeff.at(d) != 0) return true;
+  return false;
+}
+
+// The dimension that coordinate k of b's only access is (a plain contraction index).
+std::size_t coordinate_dim(const ir::buffer& b, std::size_t k) {
+  const auto& ix = b.accesses.at(0).index.at(k);
+  for (std::size_t d = 0; d < ix.coeff.size(); ++d)
+    if (ix.coeff[d] != 0) return d;
+  return ix.coeff.size();
+}
+
+// Distinct shared-memory banks (4-byte words) that the first 32 copy vectors of tile t store
+// their first lane to: 32 for a warp without conflicts, 1 when all go to one bank.
+std::size_t copy_store_banks(const lower::smem_tile& t) {
+  std::set<std::int64_t> banks;
+  const auto& v = t.copy_vectors;
+  for (std::int64_t f = 0; f < std::min<std::int64_t>(32, v.size()); ++f) {
+    std::int64_t off = 0;
+    for (std::size_t k = 0; k < v.rank(); ++k) {
+      std::int64_t u = (f / v.stride[k]) % v.shape[k];
+      if (k + 1 == v.rank()) u *= t.copy_width;
+      off += u * t.box.stride[k];
+    }
+    banks.insert(off % 32);
+  }
+  return banks.size();
+}
+}  // namespace
+
+// TCCG contractions whose extents (48) are smaller than a block tile: the first product start
+// spans two output dimensions per operand (the GEMM view's M = the dimensions only A reads, N
+// those only B reads) with 256 threads, reads every operand's register tile from a shared tile
+// that stores it innermost as 4-element vectors, keeps every reduction that is an operand's
+// contiguous coordinate at least 4 long per tile (16-byte rows), and fills transposed tiles
+// with a warp's stores spread over the banks. Before: 48 x 48 block tiles of 64 threads, B(d,
+// f, c, e) read 4 bytes per 32-byte sector (e one element per tile), its d-innermost tile
+// filled 32 ways into one bank.
+TEST_CASE("contraction starts: two output dimensions per operand, vector reads, 16-byte rows") {
+  const auto lim = lower::h100_limits();
+  const sizes_t sizes{48, 48, 48, 48, 48, 48};
+  for_each_4d_contraction([&](std::string_view name, const auto& op) {
+    INFO(name);
+    const ir::computation& c = mdh::describe(op);
+    auto starts = tuning::start_configurations(c, sizes, lim);
+    REQUIRE(!starts.empty());
+    CHECK(check_starts(name, c, sizes, lim) == int(starts.size()));
+    const lower::config& s = starts.front();
+    INFO(lower::to_string(s));
+    std::int64_t threads = 1, side[2] = {1, 1};
+    for (std::size_t d = 0; d < 4; ++d) {
+      threads *= s.dims[d].thr;
+      // the side: 0 for the dimensions A reads, 1 for B's
+      side[detail_uses(c.inputs[1], d) ? 1 : 0] *= s.dims[d].thr * s.dims[d].t_rm;
+    }
+    CHECK(threads == 256);
+    CHECK(side[0] >= 64);
+    CHECK(side[1] >= 64);
+    const lower::kernel_plan plan = lower::lower(c, sizes, s, lim);
+    REQUIRE(plan.tiles.size() == 2);
+    for (const auto& t : plan.tiles) {
+      INFO("tile of input ", t.input);
+      const std::size_t inner = coordinate_dim(c.inputs[t.input], t.order.back());
+      CHECK(!c.is_reduction(inner));
+      CHECK(s.dims[inner].t_rm == 4);  // one 16-byte shared read per register step
+      if (t.order.back() + 1 != t.order.size()) {
+        // transposed: a warp's stores spread over the banks (the row's vectors go to
+        // consecutive threads, then the tile's innermost dimension: 32 / vectors per row,
+        // at most 16 with the 16 elements of the innermost dimension of these tiles)
+        const std::int64_t row_vectors = t.copy_vectors.shape.back();
+        CHECK(std::int64_t(copy_store_banks(t)) >= std::min<std::int64_t>(16, 32 / row_vectors));
+      }
+      // the input's last coordinate, a reduction: at least 4 per tile
+      const std::size_t last = coordinate_dim(c.inputs[t.input], c.inputs[t.input].rank - 1);
+      if (c.is_reduction(last)) CHECK(s.dims[last].t_sm >= 4);
+    }
+    // 16-byte global loads of both operands
+    const std::string src = cuda::emit(plan);
+    CHECK(contains(src, "*(const float4*)(&in0["));
+    CHECK(contains(src, "*(const float4*)(&in1["));
+  });
 }
 
 // Regression: with between sm_count and 2*sm_count blocks, with_split once kept an "atomic"
@@ -952,6 +1064,93 @@ TEST_CASE("OpenCL: the CPU's start configurations of products match mdh::referen
     });
   }
   MESSAGE(total, " CPU start configurations checked on ", lim.name);
+#endif
+}
+
+// Every 4-D contraction C[a,b,c,d] = +_{e,f} A B with two output dimensions per operand, in any
+// order in either operand (3456, every 12th checked), at 48^6: the first start has 256 threads,
+// block-tile sides of 128, both operands' register tiles read as 4-element vectors, 16-byte tile
+// copies and every reduction that is an operand's contiguous index at least 4 per tile. Before:
+// 64 threads, sides of 48, no vector reads, half the copies scalar.
+TEST_CASE("contraction starts: every permutation of a 4-D contraction") {
+  const auto lim = lower::h100_limits();
+  const sizes_t sizes(6, 48);
+  const ir::computation base = mdh::describe(ops::tccg_abcd_aebf_dfce());
+  int n = 0, checked = 0;
+  for (int mask = 0; mask < 16; ++mask) {
+    if (__builtin_popcount(unsigned(mask)) != 2) continue;
+    std::vector<std::size_t> ia{4, 5}, ib{4, 5};  // the operands' dimensions: e, f and two outputs
+    for (std::size_t d = 0; d < 4; ++d) ((mask >> d) & 1 ? ia : ib).push_back(d);
+    std::sort(ia.begin(), ia.end());
+    do {
+      std::sort(ib.begin(), ib.end());
+      do {
+        if (n++ % 12 != 0) continue;
+        ir::computation c = base;
+        for (auto [b, ix] : {std::pair{0, &ia}, std::pair{1, &ib}})
+          for (std::size_t k = 0; k < 4; ++k) {
+            auto& f = c.inputs[std::size_t(b)].accesses[0].index[k];
+            std::fill(f.coeff.begin(), f.coeff.end(), 0);
+            f.coeff[(*ix)[k]] = 1;
+          }
+        auto starts = tuning::start_configurations(c, sizes, lim);
+        REQUIRE(!starts.empty());
+        const lower::config& s = starts.front();
+        INFO("A dims ", to_string(sizes_t(ia.begin(), ia.end())), " B dims ",
+             to_string(sizes_t(ib.begin(), ib.end())), ": ", lower::to_string(s));
+        std::int64_t threads = 1, side[2] = {1, 1};
+        for (std::size_t d = 0; d < 4; ++d) {
+          threads *= s.dims[d].thr;
+          side[(mask >> d) & 1] *= s.dims[d].thr * s.dims[d].t_rm;
+        }
+        CHECK(threads == 256);
+        CHECK(side[0] == 128);
+        CHECK(side[1] == 128);
+        const lower::kernel_plan plan = lower::lower(c, sizes, s, lim);
+        REQUIRE(plan.tiles.size() == 2);
+        for (const auto& t : plan.tiles) {
+          const auto& in = c.inputs[t.input];
+          const std::size_t inner = coordinate_dim(in, t.order.back());
+          CHECK(!c.is_reduction(inner));
+          CHECK(s.dims[inner].t_rm == 4);
+          CHECK(t.copy_width == 4);
+          const std::size_t last = coordinate_dim(in, in.rank - 1);
+          if (c.is_reduction(last)) CHECK(s.dims[last].t_sm >= 4);
+        }
+        ++checked;
+      } while (std::next_permutation(ib.begin(), ib.end()));
+    } while (std::next_permutation(ia.begin(), ia.end()));
+  }
+  CHECK(n == 3456);
+  MESSAGE(checked, " of ", n, " 4-D contractions' first start checked");
+}
+
+TEST_CASE("OpenCL: start configurations of 4-D TCCG contractions, held-out ones too") {
+#ifndef MDH_WITH_OPENCL
+  MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
+#else
+  std::string why;
+  opencl::context* ctx = shared_context(why);
+  if (!ctx) {
+    MESSAGE("SKIPPED: no OpenCL device: ", why);
+    return;
+  }
+  const auto lim = cl_limits(*ctx);
+  // extents under a block tile: two output dimensions per operand, register tiles of 4 and 6,
+  // reductions of 12 in runs of 4
+  const sizes_t sizes{16, 12, 16, 8, 12, 16};
+  int total = 0;
+  for_each_4d_contraction([&](std::string_view name, const auto& op) {
+    INFO(name);
+    auto starts = tuning::start_configurations(mdh::describe(op), sizes, lim);
+    REQUIRE(!starts.empty());
+    std::vector<lower::config> pick;
+    for (std::size_t k = 0; k < std::min<std::size_t>(3, starts.size()); ++k)
+      pick.push_back(starts[k]);
+    for (auto& st : spread(starts, 3)) pick.push_back(st);
+    total += run_configs(*ctx, op, sizes, pick, 29);
+  });
+  MESSAGE(total, " start configurations of 4-D contractions checked on ", lim.name);
 #endif
 }
 
