@@ -516,6 +516,14 @@ opencl::context* shared_context(std::string& why) {
   return ctx.get();
 }
 
+// The shared OpenCL context; nullptr, said as a skip, where there is none.
+opencl::context* context_or_skip() {
+  std::string why;
+  opencl::context* ctx = shared_context(why);
+  if (!ctx) MESSAGE("SKIPPED: no OpenCL device: ", why);
+  return ctx;
+}
+
 // The device's limits as a GPU's (cpu = false): the GPU-shaped starts (prefetch, shared tiles)
 // run on PoCL too; the CPU's own starts have a test of their own.
 lower::device_limits cl_limits(opencl::context& ctx) {
@@ -966,12 +974,8 @@ TEST_CASE("OpenCL: start configurations of small products and a column reduction
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
 #else
-  std::string why;
-  opencl::context* ctx = shared_context(why);
-  if (!ctx) {
-    MESSAGE("SKIPPED: no OpenCL device: ", why);
-    return;
-  }
+  opencl::context* ctx = context_or_skip();
+  if (!ctx) return;
   const auto lim = cl_limits(*ctx);
   int total = 0;
   struct work {
@@ -1041,12 +1045,8 @@ TEST_CASE("OpenCL: the CPU's start configurations of products match mdh::referen
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
 #else
-  std::string why;
-  opencl::context* ctx = shared_context(why);
-  if (!ctx) {
-    MESSAGE("SKIPPED: no OpenCL device: ", why);
-    return;
-  }
+  opencl::context* ctx = context_or_skip();
+  if (!ctx) return;
   auto lim = cl_limits(*ctx);
   lim.cpu = true;
   int total = 0;
@@ -1129,12 +1129,8 @@ TEST_CASE("OpenCL: start configurations of 4-D TCCG contractions, held-out ones 
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
 #else
-  std::string why;
-  opencl::context* ctx = shared_context(why);
-  if (!ctx) {
-    MESSAGE("SKIPPED: no OpenCL device: ", why);
-    return;
-  }
+  opencl::context* ctx = context_or_skip();
+  if (!ctx) return;
   const auto lim = cl_limits(*ctx);
   // extents under a block tile: two output dimensions per operand, register tiles of 4 and 6,
   // reductions of 12 in runs of 4
@@ -1158,12 +1154,8 @@ TEST_CASE("OpenCL: explicit prefetch / vector copy configurations") {
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
 #else
-  std::string why;
-  opencl::context* ctx = shared_context(why);
-  if (!ctx) {
-    MESSAGE("SKIPPED: no OpenCL device: ", why);
-    return;
-  }
+  opencl::context* ctx = context_or_skip();
+  if (!ctx) return;
   for (auto& e : explicit_cases()) {
     INFO(e.what);
     with_operator(e.op, [&](const auto& op) { run_configs(*ctx, op, e.sizes, {e.cfg}, 5); });
@@ -1175,12 +1167,8 @@ TEST_CASE("OpenCL: vec_pw configurations and start configurations match mdh::ref
 #ifndef MDH_WITH_OPENCL
   MESSAGE("SKIPPED: built without OpenCL (MDH_HAS_OPENCL off)");
 #else
-  std::string why;
-  opencl::context* ctx = shared_context(why);
-  if (!ctx) {
-    MESSAGE("SKIPPED: no OpenCL device: ", why);
-    return;
-  }
+  opencl::context* ctx = context_or_skip();
+  if (!ctx) return;
   int total = 0;
   for (auto& e : vec_pw_cases()) {
     INFO(e.what);
