@@ -17,11 +17,11 @@
 //              where some dimension's size is odd and >= 32 (has_edge_split_parameter), so the
 //              spaces of other shapes (the benchmark cases) are those of before it existed
 //   mma, mma_m, mma_n, mma_k, mma_warps_m, mma_warps_n, mma_tile_m, mma_tile_n, mma_tile_k,
-//              mma_stages, mma_swizzle: the tensor-core path, only on a CUDA device for a
-//              contraction with a tensor-core type (has_mma_parameters); with mma = 1 (and
-//              mma = 2, wgmma, on sm_90 devices only) the parameters above are not read (each MMA
-//              point repeats over them), with mma = 0 the mma_* sit at their defaults
-//              (rules.hpp), so spaces without it are unchanged
+//              mma_stages, mma_swizzle, mma_split: the tensor-core path, only on a CUDA device for
+//              a contraction with a tensor-core type (has_mma_parameters); with mma = 1 (and mma =
+//              2, wgmma, on sm_90 devices only) the parameters above are not read (each MMA point
+//              repeats over them), with mma = 0 the mma_* sit at their defaults (rules.hpp), so
+//              spaces without it are unchanged
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
 //              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
@@ -287,6 +287,10 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
                                      : atf::set({int64_t{16}, int64_t{32}, int64_t{64}}));
   ps.emplace_back("mma_stages", atf::set({int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}}));
   ps.emplace_back("mma_swizzle", atf::set({int64_t{0}, int64_t{1}}));
+  // split-K: blocks per output tile (shapes with fewer tiles than SMs; check() keeps each
+  // block's share of the K steps non-empty)
+  ps.emplace_back("mma_split", atf::set({int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{8},
+                                         int64_t{16}}));
   for (auto& [name, role] : detail::mma_fuse_parameters(comp)) {
     // every subset of the role's dimensions as a mask (the rules drop those with the innermost)
     const std::vector<std::size_t> ds = s.contraction->dims_of(role);
@@ -403,6 +407,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
     for (const char* n : detail::mma_names) m[n] = a.get<std::int64_t>(n);
     for (auto& n : detail::mma_optional_names(comp))
       if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
+    if (a.contains("mma_split")) m["mma_split"] = a.get<std::int64_t>("mma_split");
   }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
@@ -416,6 +421,7 @@ inline std::string kernel_key(const lower::config& c) {
   for (const char* n : detail::mma_names) m[n] = all.at(n);
   for (const char* n : {"mma_fuse_m", "mma_fuse_n", "mma_fuse_k", "mma_flip_a", "mma_flip_b"})
     if (all.at(n) != 0) m[n] = all.at(n);  // unfused keys as before fusion existed
+  if (all.at("mma_split") != 1) m["mma_split"] = all.at("mma_split");  // and unsplit ones
   return nlohmann::json(m).dump();
 }
 inline std::string kernel_key(const lower::fused_config& c) { return nlohmann::json(c).dump(); }
@@ -447,8 +453,10 @@ inline atf::configuration to_space_configuration(
     if (with_blk_combine || std::string_view(n) != "blk_combine") a.set(prefix + n, m.at(n));
   for (const char* n : detail::mma_names)
     if (with_mma) a.set(n, m.at(n));
-  if (with_mma)
+  if (with_mma) {
     for (auto& n : detail::mma_optional_names(comp)) a.set(n, m.at(n));
+    a.set("mma_split", m.at("mma_split"));
+  }
   if (with_edge_split < 0
           ? prefix.empty() && with_dims && with_blk_combine && has_edge_split_parameter(comp, sizes)
           : with_edge_split == 1)

@@ -547,7 +547,8 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 // innermost M, N and K dimensions (fused with the others of their role first, see below), block
 // tiles of 128x128, 128x256, 256x128 and 64x64 from warp
 // tiles of 64x64 (32x32 for the small one), 3 or 4 cp.async stages, swizzled (TF32: padded);
-// on sm_90 then four warpgroup-MMA (mma = 2) starts.
+// on sm_90 then four warpgroup-MMA (mma = 2) starts; each start whose tiles leave SMs idle is
+// followed by its split-K variant (mma_split).
 // The parameters they do not read are those of `base` (a point of the space).
 inline std::vector<lower::config> mma_start_configurations(const ir::computation& comp,
                                                            const std::vector<std::int64_t>& sizes,
@@ -584,6 +585,21 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
     std::int64_t m, n, k;
   };
   std::vector<fusion> fusions;
+  // Where a start's tiles leave SMs idle (1024^3 in 128x128 tiles: 64 of 132), the same start
+  // with the K steps split over the most blocks per tile that still fit one wave.
+  auto with_split_k = [&](lower::config x) {
+    const std::int64_t tiles = lower::passes::run_all(comp, sizes, x, limits).blocks;
+    std::int64_t best = 1;
+    for (std::int64_t k : {2, 3, 4, 8, 16})
+      if (tiles * k <= limits.sm_count) best = k;
+    if (best == 1) return;
+    x.mma.split = best;
+    try {
+      lower::check(x, comp, sizes, limits);
+      out.push_back(x);
+    } catch (const error&) {
+    }
+  };
   if (fm || fn || fk) fusions.push_back({fm, fn, fk});
   if ((fm || fn) && fk) fusions.push_back({fm, fn, 0});
   fusions.push_back({0, 0, 0});
@@ -596,6 +612,7 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
       try {
         lower::check(c, comp, sizes, limits);
         out.push_back(c);
+        with_split_k(c);
       } catch (const error&) {
       }
     }
@@ -612,6 +629,7 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
         try {
           lower::check(c, comp, sizes, limits);
           out.push_back(c);
+          with_split_k(c);
         } catch (const error&) {
         }
       }

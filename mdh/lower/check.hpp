@@ -68,6 +68,10 @@ inline void check_plan(const kernel_plan& p) {
                std::string("grid.") + axis[a] + " <= " + v(limits.max_grid[a]),
                v(l.grid[a]) + " blocks on " + axis[a]);
   }
+  // Split-K: every block of a tile gets K steps (an empty share would only add a partial).
+  if (p.mma.on && p.mma.split > p.mma.steps)
+    violated("mma_split", "mma_split <= K steps (" + v(p.mma.steps) + ")",
+             "split=" + v(p.mma.split));
   // The last-block combine adds a static int (the "am I last" flag) next to the pool.
   const std::int64_t flag_bytes = p.blk_combine == block_combine_kind::last_block ? 4 : 0;
   if (p.shared_bytes + flag_bytes > limits.shared_per_block_optin)

@@ -72,6 +72,10 @@ struct mma_config {
   // its memory suggests (see mma_operand_tile): a gather can then walk memory in longer runs,
   // an NCHW image along q (14) rather than s (3). 0: as memory suggests.
   std::int64_t flip_a = 0, flip_b = 0;
+  // mma_split: the K steps of each output tile divided among `split` blocks (split-K, for
+  // shapes with fewer tiles than SMs); each writes its f32 partial sums, the tile's last block
+  // adds them in split order and runs the epilogue. 1: one block per tile.
+  std::int64_t split = 1;
   friend bool operator==(const mma_config&, const mma_config&) = default;
 };
 
@@ -143,6 +147,7 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
     if (c.mma.fuse_k) m["mma_fuse_k"] = c.mma.fuse_k;
     if (c.mma.flip_a) m["mma_flip_a"] = c.mma.flip_a;
     if (c.mma.flip_b) m["mma_flip_b"] = c.mma.flip_b;
+    if (c.mma.split != 1) m["mma_split"] = c.mma.split;
   }
   return m;
 }
@@ -162,6 +167,7 @@ inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
   m.emplace("mma_fuse_m", c.mma.fuse_m), m.emplace("mma_fuse_n", c.mma.fuse_n);
   m.emplace("mma_fuse_k", c.mma.fuse_k);
   m.emplace("mma_flip_a", c.mma.flip_a), m.emplace("mma_flip_b", c.mma.flip_b);
+  m.emplace("mma_split", c.mma.split);
   return m;
 }
 
@@ -215,6 +221,7 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
     if (m.count("mma_fuse_k")) c.mma.fuse_k = get("mma_fuse_k");
     if (m.count("mma_flip_a")) c.mma.flip_a = get("mma_flip_a");
     if (m.count("mma_flip_b")) c.mma.flip_b = get("mma_flip_b");
+    if (m.count("mma_split")) c.mma.split = get("mma_split");  // added later: absent means 1
   }
   for (auto& [n, v] : m)
     if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");

@@ -18,6 +18,10 @@
 //
 // Tile edges read zeros (cp.async's src-size < 16 zero-fills the rest), so any size works.
 //
+// Split-K (mma_split = S > 1): S blocks per tile (grid.z), each a share of the steps; all but the
+// tile's last to finish write f32 partial sums, the last adds them in block order and runs the
+// epilogue (mma_plan::split, mma_printer's print_split_combine).
+//
 // mma = 2 (sm_90a): the same plan with warpgroups instead of warps, wgmma.mma_async m64nNk16 /
 // m64nNk8 reading both tiles through matrix descriptors (wgmma_operand_layout gives the tiles
 // wgmma's canonical swizzled layouts; mma_printer.hpp's print_wgmma, docs/lowering.md 7.1).
@@ -183,6 +187,7 @@ inline void mma_tiles(kernel_plan& p) {
   }
   m.k_tiles = ceil_div(m.size_k, m.block_k);
   m.steps = m.k_tiles * outer_k;
+  m.split = c.split;
 
   p.threads = m.warps_m * m.warps_n * (m.wgmma ? 128 : 32);
   m.a = lower::detail::mma_operand_tile(p, s.contraction->a, m.m_dims, m.block_m, tf32,
@@ -246,7 +251,23 @@ inline void mma_tiles(kernel_plan& p) {
   k.launch.block[0] = p.threads;
   k.launch.grid[0] = ceil_div(m.size_n, m.block_n);
   k.launch.grid[1] = ceil_div(m.size_m, m.block_m);
-  k.launch.grid[2] = grid_z;
+  k.launch.grid[2] = grid_z * m.split;
+  p.partials.clear(), p.counters.clear();
+  if (m.split > 1) {  // split-K: the partial sums and one counter per tile (mma_plan::split)
+    const std::int64_t tiles = k.launch.grid[0] * k.launch.grid[1] * grid_z;
+    global_buffer g;
+    g.name = "part0";
+    g.type = scalar_type::f32;
+    g.shape = {tiles * m.split, m.block_m * m.block_n};
+    g.stride = {m.block_m * m.block_n, 1};
+    g.elements = tiles * m.split * m.block_m * m.block_n;
+    p.partials.push_back(g);
+    global_buffer n;
+    n.name = "cnt";
+    n.type = scalar_type::i32;
+    n.shape = {tiles}, n.stride = {1}, n.elements = tiles;
+    p.counters.push_back(n);
+  }
   k.launch.shared_bytes = p.shared_bytes;
   p.kernels.assign(1, k);
   p.blocks = k.launch.grid[0] * k.launch.grid[1] * k.launch.grid[2];
@@ -303,6 +324,7 @@ config draw_mma_config(const ir::computation& comp, const std::vector<std::int64
                        dims(ir::contraction_role::n).size() > 1 ||
                        dims(ir::contraction_role::k).size() > 1;
   if (several) c.mma.flip_a = pick({0, 1}), c.mma.flip_b = pick({0, 1});
+  c.mma.split = pick({1, 1, 2, 3, 4});  // split-K in two draws of five
   return c;
 }
 

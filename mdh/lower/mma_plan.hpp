@@ -170,6 +170,14 @@ struct mma_plan {
   // dimensions other than K, walked around the K tiles: step s = (outer_k..., K tile).
   std::vector<std::size_t> grid_dims, outer_k_dims;
   std::int64_t k_tiles = 1, steps = 1;
+  // Split-K (mma_split): grid.z holds split blocks per tile (the fastest-varying part of bz);
+  // block z of a tile takes steps [z * steps / split, (z + 1) * steps / split). Each block but
+  // the tile's last to finish writes its accumulators to the partials buffer (f32, tile-major:
+  // tile t, block z at (t * split + z) * block_m * block_n, each thread's float4 groups
+  // interleaved across the block's threads) and counts itself in the tile's counter (low 16
+  // bits: finished, high 16: partials written); the last adds every partial in z order (its
+  // own registers at its z), resets the counter and runs the epilogue. 1: none of this.
+  std::int64_t split = 1;
   mma_operand a, b;
   scalar_type out_type = scalar_type::f32;
   std::vector<mma_write> writes;
@@ -208,7 +216,10 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
      << "x" << m.warps_n << (m.wgmma ? " warpgroups of " : " warps of ") << m.warp_m << "x"
      << m.warp_n << " (" << m.frags_m << "x" << m.frags_n
      << (m.wgmma ? " accumulator groups), " : " instructions), ") << m.stages << " stages, "
-     << m.steps << " steps (" << m.k_tiles << " K tiles)\n";
+     << m.steps << " steps (" << m.k_tiles << " K tiles)";
+  if (m.split > 1)
+    os << ", split over " << m.split << " blocks per tile (f32 partials, the last block adds)";
+  os << "\n";
   for (const mma_operand* o : {&m.a, &m.b}) {
     os << "  " << (o == &m.a ? "A" : "B") << ": input " << o->input << " access " << o->access
        << " tile " << o->rows << "x" << o->cols << " ("

@@ -38,6 +38,8 @@ class mma_printer {
     for (auto& g : p_.inputs)
       params += (params.empty() ? "" : ", ") + d_.global_param(g.type, true, true) + " " + g.name;
     for (auto& g : p_.outputs) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
+    for (auto* list : {&p_.partials, &p_.counters})  // split-K's partials and counters
+      for (auto& g : *list) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
     out_.line(d_.kernel_head(p_, k) + k.name + "(" + params + ") {");
     out_.line(d_.shared_pool(p_.shared_bytes));
     out_.line("const int tid = " + d_.thread_id(0) + ";");
@@ -48,7 +50,7 @@ class mma_printer {
               ";  // the warp's tile along M and N");
     out_.line("const idx_t m_blk = (idx_t)" + d_.block_id(1) + " * " + num(m_.block_m) +
               ", n_blk = (idx_t)" + d_.block_id(0) + " * " + num(m_.block_n) + ";");
-    decode("(idx_t)" + d_.block_id(2), m_.grid_dims, "the other ++ dimensions, one per block");
+    print_block_z();
     out_.line("unsigned smem_base;  // the shared pool as a 32-bit shared-window address");
     out_.line(
         "asm(\"{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }\" : \"=r\"(smem_base) "
@@ -59,21 +61,23 @@ class mma_printer {
     print_load_step();
     out_.line("// prologue: the first stages - 1 steps in flight");
     loop("for (int s = 0; s < " + num(m_.stages - 1) + "; ++s) {");
-    out_.line("if (s < " + num(m_.steps) + ") load_step(s, s);");
+    out_.line("if (" + at_step("s") + " < " + step_end() + ") load_step(" + at_step("s") + ", s);");
     out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
     out_.line("}");
-    out_.line("for (int step = 0; step < " + num(m_.steps) + "; ++step) {");
+    out_.line("for (int step = " + step_begin() + "; step < " + step_end() + "; ++step) {");
     out_.line("asm volatile(\"cp.async.wait_group " + num(m_.stages - 2) +
               ";\\n\" ::: \"memory\");  // step's copies have landed");
     out_.line(d_.barrier() + "  // ... for every thread, and step - 1's buffer is free");
     out_.line("{");
     out_.line("const int next = step + " + num(m_.stages - 1) + ";");
-    out_.line("if (next < " + num(m_.steps) + ") load_step(next, next % " + num(m_.stages) + ");");
+    out_.line("if (next < " + step_end() + ") load_step(next, " + in_range("next") + " % " +
+              num(m_.stages) + ");");
     out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
     out_.line("}");
-    out_.line("const int slot = step % " + num(m_.stages) + ";");
+    out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
     print_compute();
     out_.line("}");
+    print_split_combine();
     print_epilogue();
     out_.line("}");
     return out_.str();
@@ -92,6 +96,87 @@ class mma_printer {
     out_.line(head);
   }
   static std::string ev(std::size_t d) { return "e" + std::to_string(d); }
+
+  // The K steps of this block: all of them, or with split-K (mma_plan::split) its share
+  // [step0, step1); at_step(s): the s-th of them; in_range(x): x counted from the first.
+  bool split() const { return m_.split > 1; }
+  std::string step_begin() const { return split() ? "step0" : "0"; }
+  std::string step_end() const { return split() ? "step1" : num(m_.steps); }
+  std::string at_step(const std::string& s) const { return split() ? "step0 + " + s : s; }
+  std::string in_range(const std::string& x) const { return split() ? "(" + x + " - step0)" : x; }
+
+  // blockIdx.z: the other ++ dimensions, and with split-K this block's share of the K steps
+  // (the fastest-varying part).
+  void print_block_z() {
+    const std::string bz = "(idx_t)" + d_.block_id(2);
+    if (!split()) {
+      decode(bz, m_.grid_dims, "the other ++ dimensions, one per block");
+      return;
+    }
+    const std::string S = num(m_.split);
+    out_.line("// split-K: " + S + " blocks per tile, each a share of the K steps");
+    out_.line("const int zs = (int)(" + bz + " % " + S + ");");
+    out_.line("const int step0 = zs * " + num(m_.steps) + " / " + S + ", step1 = (zs + 1) * " +
+              num(m_.steps) + " / " + S + ";");
+    decode("(" + bz + " / " + S + ")", m_.grid_dims, "the other ++ dimensions, one per tile");
+  }
+
+  // Split-K: a block that is not the tile's last to finish writes its accumulators to part0 and
+  // exits; the last waits until every other partial is written, adds them all in z order (its
+  // own registers at its z, so the sum does not depend on who finished last) and goes on to the
+  // epilogue. cnt[tile]: blocks finished (low 16 bits), partials written (high 16 bits).
+  void print_split_combine() {
+    if (!split()) return;
+    const std::string S = num(m_.split), T = num(p_.threads);
+    const std::int64_t groups = m_.frags_m * m_.frags_n;  // float4 groups per thread
+    out_.line("{  // split-K: the tile's last block to finish adds the others' partial sums");
+    out_.line("const idx_t tile = ((idx_t)" + d_.block_id(2) + " / " + S + " * " +
+              num(ceil_div(m_.size_m, m_.block_m)) + " + " + d_.block_id(1) + ") * " +
+              num(ceil_div(m_.size_n, m_.block_n)) + " + " + d_.block_id(0) + ";");
+    out_.line("float4* const parts = (float4*)part0 + tile * " + num(m_.split * groups) + " * " +
+              T + ";");
+    out_.line("int arrived = 0;");
+    out_.line("if (tid == 0) arrived = atomicAdd(&cnt[tile], 1);");
+    out_.line("if (!__syncthreads_or(tid == 0 && (arrived & 0xFFFF) == " + num(m_.split - 1) +
+              ")) {");
+    // thread tid's group j = fm * frags_n + fn of block z at parts[(z * groups + j) * T + tid]
+    const std::string FN = num(m_.frags_n);
+    loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
+    loop("for (int fn = 0; fn < " + FN + "; ++fn)");
+    out_.line("  __stcg(parts + (zs * " + num(groups) + " + fm * " + FN + " + fn) * " + T +
+              " + tid, make_float4(acc[fm][fn][0], acc[fm][fn][1], acc[fm][fn][2], "
+              "acc[fm][fn][3]));");
+    out_.line("__threadfence();  // the partial is visible before it is counted");
+    out_.line(d_.barrier());
+    out_.line("if (tid == 0) atomicAdd(&cnt[tile], 0x10000);");
+    out_.line("return;");
+    out_.line("}");
+    out_.line(
+        "if (tid == 0) {  // the others have finished: wait until their partials are written");
+    out_.line("while ((atomicOr(&cnt[tile], 0) >> 16) != " + num(m_.split - 1) +
+              ") __nanosleep(64);");
+    out_.line("cnt[tile] = 0;  // ready for the next launch");
+    out_.line("}");
+    out_.line(d_.barrier());
+    out_.line("__threadfence();  // the partials are read after the count");
+    loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
+    loop("for (int fn = 0; fn < " + FN + "; ++fn) {");
+    out_.line(
+        "const float4 own = make_float4(acc[fm][fn][0], acc[fm][fn][1], acc[fm][fn][2], "
+        "acc[fm][fn][3]);");
+    out_.line("float4 s = zs == 0 ? own : __ldcg(parts + (fm * " + FN + " + fn) * " + T +
+              " + tid);");
+    loop("for (int z = 1; z < " + S + "; ++z) {");
+    out_.line("const float4 x = z == zs ? own : __ldcg(parts + (z * " + num(groups) + " + fm * " +
+              FN + " + fn) * " + T + " + tid);");
+    out_.line("s.x += x.x, s.y += x.y, s.z += x.z, s.w += x.w;");
+    out_.line("}");
+    out_.line(
+        "acc[fm][fn][0] = s.x, acc[fm][fn][1] = s.y, acc[fm][fn][2] = s.z, "
+        "acc[fm][fn][3] = s.w;");
+    out_.line("}");
+    out_.line("}");
+  }
 
   // The stride of each of `dims` in their row-major linear index (the last fastest).
   std::vector<std::int64_t> row_major_weights(const std::vector<std::size_t>& dims) const {
@@ -176,6 +261,8 @@ class mma_printer {
     for (auto& g : p_.inputs)
       params += (params.empty() ? "" : ", ") + d_.global_param(g.type, true, true) + " " + g.name;
     for (auto& g : p_.outputs) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
+    for (auto* list : {&p_.partials, &p_.counters})  // split-K's partials and counters
+      for (auto& g : *list) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
     out_.line(d_.kernel_head(p_, k) + k.name + "(" + params + ") {");
     out_.line("extern __shared__ __align__(1024) unsigned char mdh_smem_pool[];");
     out_.line("const int tid = " + d_.thread_id(0) + ";");
@@ -187,7 +274,7 @@ class mma_printer {
               ";  // the warpgroup's tile along M and N");
     out_.line("const idx_t m_blk = (idx_t)" + d_.block_id(1) + " * " + num(m_.block_m) +
               ", n_blk = (idx_t)" + d_.block_id(0) + " * " + num(m_.block_n) + ";");
-    decode("(idx_t)" + d_.block_id(2), m_.grid_dims, "the other ++ dimensions, one per block");
+    print_block_z();
     out_.line("// the pool from its first 1024-byte boundary on (the 128-byte swizzle's period)");
     out_.line("unsigned smem_base;");
     out_.line(
@@ -205,7 +292,7 @@ class mma_printer {
     const std::int64_t ahead = m_.copies_ahead;
     out_.line("// prologue: the first " + num(ahead) + " step(s) in flight");
     loop("for (int s = 0; s < " + num(ahead) + "; ++s) {");
-    out_.line("if (s < " + num(m_.steps) + ") load_step(s, s);");
+    out_.line("if (" + at_step("s") + " < " + step_end() + ") load_step(" + at_step("s") + ", s);");
     out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
     out_.line("}");
     // descriptor bits 16-29: LBO >> 4, 32-45: SBO >> 4, 62-63: swizzle mode; 0-13: start >> 4
@@ -219,20 +306,21 @@ class mma_printer {
     const std::int64_t mnb_b = wgmma_desc_offset(m_.b, m_.warp_n, 0) / m_.warp_n;
     const bool tf32 = m_.instruction == mma_instruction::m16n8k8_tf32;
     if (tf32) print_round_step();
-    out_.line("for (int step = 0; step < " + num(m_.steps) + "; ++step) {");
+    out_.line("for (int step = " + step_begin() + "; step < " + step_end() + "; ++step) {");
     out_.line("asm volatile(\"cp.async.wait_group " + num(ahead - 1) +
               ";\\n\" ::: \"memory\");  // step's copies have landed");
-    if (tf32) out_.line("round_step(step % " + num(m_.stages) + ");");
+    if (tf32) out_.line("round_step(" + in_range("step") + " % " + num(m_.stages) + ");");
     out_.line(
         "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");  // visible to wgmma");
     out_.line(d_.barrier() + "  // ... for every thread; every warpgroup is done with step - " +
               num(m_.wgmma_depth + 1));
     out_.line("{");
     out_.line("const int next = step + " + num(ahead) + ";");
-    out_.line("if (next < " + num(m_.steps) + ") load_step(next, next % " + num(m_.stages) + ");");
+    out_.line("if (next < " + step_end() + ") load_step(next, " + in_range("next") + " % " +
+              num(m_.stages) + ");");
     out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
     out_.line("}");
-    out_.line("const int slot = step % " + num(m_.stages) + ";");
+    out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
     out_.line("const unsigned a_base = smem_base + " + num(m_.a.offset_bytes) + " + slot * " +
               num(m_.a.stage_bytes) + " + wm * " + num(m_.warp_m * mnb_a) + ";");
     out_.line("const unsigned b_base = smem_base + " + num(m_.b.offset_bytes) + " + slot * " +
@@ -273,6 +361,7 @@ class mma_printer {
     out_.line("// the accumulators are the last wgmma's results from here on");
     loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
          "; ++i) asm volatile(\"\" : \"+f\"((&acc[0][0][0])[i])::\"memory\");");
+    print_split_combine();
     print_epilogue();
     out_.line("}");
     return out_.str();

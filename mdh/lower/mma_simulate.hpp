@@ -129,7 +129,7 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
               j < left ? detail::mma_read(b, at + j) : 0.0f;
       }
   };
-  std::vector<float> ta, tb, acc, ra, rb;
+  std::vector<float> ta, tb, acc, zacc, ra, rb;
   if (m.wgmma) {
     // The pool as the kernel sees it (index = byte / element size), the stage of step s in
     // buffer s % stages; every warpgroup's instructions read it through their descriptors, as
@@ -140,7 +140,7 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
     const std::int64_t N = m.warp_n, mnb_a = wgmma_desc_offset(m.a, 64, 0) / 64;
     const std::int64_t mnb_b = wgmma_desc_offset(m.b, N, 0) / N;
     const std::int64_t elem = std::int64_t(size_of(m.a.type)), K = m.inst_k;
-    std::vector<float> pool(std::size_t(p.shared_bytes / elem), 0.0f), regs;
+    std::vector<float> pool(std::size_t(p.shared_bytes / elem), 0.0f), regs, zregs;
     std::vector<float> fa(std::size_t(64 * K)), fb(std::size_t(N * K));
     auto place = [&](const mma_operand& o, std::int64_t slot, const std::vector<float>& t) {
       const std::int64_t at = (o.offset_bytes + slot * o.stage_bytes) / elem;
@@ -151,55 +151,63 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
         for (std::int64_t n_blk = 0; n_blk < m.size_n; n_blk += m.block_n) {
           detail::mma_decode(m.grid_dims, sizes, bz, e);
           regs.assign(std::size_t(WG * 128 * R), 0.0f);
-          for (std::int64_t step = 0; step < m.steps; ++step) {
-            const std::int64_t k_blk = (step % m.k_tiles) * m.block_k, slot = step % m.stages;
-            if (!m.outer_k_dims.empty())
-              detail::mma_decode(m.outer_k_dims, sizes, step / m.k_tiles, e);
-            fill(m.a, m_blk, m.size_m, k_blk, ta);
-            fill(m.b, n_blk, m.size_n, k_blk, tb);
-            place(m.a, slot, ta), place(m.b, slot, tb);
-            for (std::int64_t wg = 0; wg < WG; ++wg) {
-              const std::int64_t wm = wg / m.warps_n, wn = wg % m.warps_n;
-              const std::int64_t a_base =
-                  m.a.offset_bytes + slot * m.a.stage_bytes + wm * m.warp_m * mnb_a;
-              const std::int64_t b_base =
-                  m.b.offset_bytes + slot * m.b.stage_bytes + wn * N * mnb_b;
-              for (std::int64_t kk = 0; kk < m.block_k; kk += K) {
-                const std::uint64_t db =
-                    wgmma_desc_hi(m.b) |
-                    std::uint64_t(((b_base + wgmma_desc_offset(m.b, 0, kk)) & 0x3FFFF) >> 4);
-                // TF32: the kernel rounds the tiles in place (round_step) before wgmma reads them
-                auto read = [&](std::uint64_t desc, bool mn_major, std::int64_t mn,
-                                std::int64_t k) {
-                  const float v = pool.at(
-                      std::size_t(detail::wgmma_address(desc, mn_major, mn, k, elem) / elem));
-                  return tf32 ? round_tf32(v) : v;
-                };
-                for (std::int64_t n = 0; n < N; ++n)
-                  for (std::int64_t k = 0; k < K; ++k)
-                    fb[std::size_t(n * K + k)] = read(db, !m.b.k_contiguous, n, k);
-                for (std::int64_t fm = 0; fm < m.frags_m; ++fm) {
-                  const std::uint64_t da =
-                      wgmma_desc_hi(m.a) |
-                      std::uint64_t(
-                          ((a_base + fm * 64 * mnb_a + wgmma_desc_offset(m.a, 0, kk)) & 0x3FFFF) >>
-                          4);
-                  for (std::int64_t r = 0; r < 64; ++r)
+          // split-K: block z's share of the steps into its own registers, added in z order
+          for (std::int64_t z = 0; z < m.split; ++z) {
+            const std::int64_t step0 = z * m.steps / m.split, step1 = (z + 1) * m.steps / m.split;
+            zregs.assign(regs.size(), 0.0f);
+            for (std::int64_t step = step0; step < step1; ++step) {
+              const std::int64_t k_blk = (step % m.k_tiles) * m.block_k;
+              const std::int64_t slot = (step - step0) % m.stages;
+              if (!m.outer_k_dims.empty())
+                detail::mma_decode(m.outer_k_dims, sizes, step / m.k_tiles, e);
+              fill(m.a, m_blk, m.size_m, k_blk, ta);
+              fill(m.b, n_blk, m.size_n, k_blk, tb);
+              place(m.a, slot, ta), place(m.b, slot, tb);
+              for (std::int64_t wg = 0; wg < WG; ++wg) {
+                const std::int64_t wm = wg / m.warps_n, wn = wg % m.warps_n;
+                const std::int64_t a_base =
+                    m.a.offset_bytes + slot * m.a.stage_bytes + wm * m.warp_m * mnb_a;
+                const std::int64_t b_base =
+                    m.b.offset_bytes + slot * m.b.stage_bytes + wn * N * mnb_b;
+                for (std::int64_t kk = 0; kk < m.block_k; kk += K) {
+                  const std::uint64_t db =
+                      wgmma_desc_hi(m.b) |
+                      std::uint64_t(((b_base + wgmma_desc_offset(m.b, 0, kk)) & 0x3FFFF) >> 4);
+                  // TF32: the kernel rounds the tiles in place (round_step) before wgmma reads them
+                  auto read = [&](std::uint64_t desc, bool mn_major, std::int64_t mn,
+                                  std::int64_t k) {
+                    const float v = pool.at(
+                        std::size_t(detail::wgmma_address(desc, mn_major, mn, k, elem) / elem));
+                    return tf32 ? round_tf32(v) : v;
+                  };
+                  for (std::int64_t n = 0; n < N; ++n)
                     for (std::int64_t k = 0; k < K; ++k)
-                      fa[std::size_t(r * K + k)] = read(da, !m.a.k_contiguous, r, k);
-                  for (std::int64_t th = 0; th < 128; ++th)
-                    for (std::int64_t j = 0; j < N / 2; ++j) {
-                      const std::int64_t lane = th % 32, g = lane / 4, t = lane % 4;
-                      const std::int64_t row = 16 * (th / 32) + g + 8 * ((j >> 1) & 1);
-                      const std::int64_t col = 8 * (j >> 2) + 2 * t + (j & 1);
-                      float s = 0;
+                      fb[std::size_t(n * K + k)] = read(db, !m.b.k_contiguous, n, k);
+                  for (std::int64_t fm = 0; fm < m.frags_m; ++fm) {
+                    const std::uint64_t da =
+                        wgmma_desc_hi(m.a) |
+                        std::uint64_t(((a_base + fm * 64 * mnb_a + wgmma_desc_offset(m.a, 0, kk)) &
+                                       0x3FFFF) >>
+                                      4);
+                    for (std::int64_t r = 0; r < 64; ++r)
                       for (std::int64_t k = 0; k < K; ++k)
-                        s += fa[std::size_t(row * K + k)] * fb[std::size_t(col * K + k)];
-                      regs[std::size_t((wg * 128 + th) * R + fm * (N / 2) + j)] += s;
-                    }
+                        fa[std::size_t(r * K + k)] = read(da, !m.a.k_contiguous, r, k);
+                    for (std::int64_t th = 0; th < 128; ++th)
+                      for (std::int64_t j = 0; j < N / 2; ++j) {
+                        const std::int64_t lane = th % 32, g = lane / 4, t = lane % 4;
+                        const std::int64_t row = 16 * (th / 32) + g + 8 * ((j >> 1) & 1);
+                        const std::int64_t col = 8 * (j >> 2) + 2 * t + (j & 1);
+                        float s = 0;
+                        for (std::int64_t k = 0; k < K; ++k)
+                          s += fa[std::size_t(row * K + k)] * fb[std::size_t(col * K + k)];
+                        zregs[std::size_t((wg * 128 + th) * R + fm * (N / 2) + j)] += s;
+                      }
+                  }
                 }
               }
             }
+            for (std::size_t i = 0; i < regs.size(); ++i)
+              regs[i] = z == 0 ? zregs[i] : regs[i] + zregs[i];
           }
           for (std::int64_t wg = 0; wg < WG; ++wg)
             for (std::int64_t th = 0; th < 128; ++th)
@@ -230,31 +238,37 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
         // rows and columns past the sizes are computed by the kernel but never written
         const std::int64_t rows = std::min(m.block_m, m.size_m - m_blk);
         const std::int64_t cols = std::min(m.block_n, m.size_n - n_blk);
-        for (std::int64_t step = 0; step < m.steps; ++step) {
-          const std::int64_t k_blk = (step % m.k_tiles) * m.block_k;
-          if (!m.outer_k_dims.empty())
-            detail::mma_decode(m.outer_k_dims, sizes, step / m.k_tiles, e);
-          fill(m.a, m_blk, m.size_m, k_blk, ta);
-          fill(m.b, n_blk, m.size_n, k_blk, tb);
-          auto at = [&](const mma_operand& o, const std::vector<float>& t, std::int64_t mn,
-                        std::int64_t k) {
-            const float v =
-                t[std::size_t(o.k_contiguous ? tile_offset(o, mn, k) : tile_offset(o, k, mn))];
-            return tf32 ? round_tf32(v) : v;
-          };
-          const std::int64_t K = m.block_k;
-          ra.resize(std::size_t(rows * K)), rb.resize(std::size_t(cols * K));
-          for (std::int64_t i = 0; i < rows; ++i)
-            for (std::int64_t k = 0; k < K; ++k) ra[std::size_t(i * K + k)] = at(m.a, ta, i, k);
-          for (std::int64_t j = 0; j < cols; ++j)
-            for (std::int64_t k = 0; k < K; ++k) rb[std::size_t(j * K + k)] = at(m.b, tb, j, k);
-          for (std::int64_t i = 0; i < rows; ++i)
-            for (std::int64_t j = 0; j < cols; ++j) {
-              float s = 0;
-              for (std::int64_t k = 0; k < K; ++k)
-                s += ra[std::size_t(i * K + k)] * rb[std::size_t(j * K + k)];
-              acc[std::size_t(i * m.block_n + j)] += s;
-            }
+        // split-K: block z's share of the steps into its own sums, added in z order
+        for (std::int64_t z = 0; z < m.split; ++z) {
+          zacc.assign(acc.size(), 0.0f);
+          for (std::int64_t step = z * m.steps / m.split; step < (z + 1) * m.steps / m.split;
+               ++step) {
+            const std::int64_t k_blk = (step % m.k_tiles) * m.block_k;
+            if (!m.outer_k_dims.empty())
+              detail::mma_decode(m.outer_k_dims, sizes, step / m.k_tiles, e);
+            fill(m.a, m_blk, m.size_m, k_blk, ta);
+            fill(m.b, n_blk, m.size_n, k_blk, tb);
+            auto at = [&](const mma_operand& o, const std::vector<float>& t, std::int64_t mn,
+                          std::int64_t k) {
+              const float v =
+                  t[std::size_t(o.k_contiguous ? tile_offset(o, mn, k) : tile_offset(o, k, mn))];
+              return tf32 ? round_tf32(v) : v;
+            };
+            const std::int64_t K = m.block_k;
+            ra.resize(std::size_t(rows * K)), rb.resize(std::size_t(cols * K));
+            for (std::int64_t i = 0; i < rows; ++i)
+              for (std::int64_t k = 0; k < K; ++k) ra[std::size_t(i * K + k)] = at(m.a, ta, i, k);
+            for (std::int64_t j = 0; j < cols; ++j)
+              for (std::int64_t k = 0; k < K; ++k) rb[std::size_t(j * K + k)] = at(m.b, tb, j, k);
+            for (std::int64_t i = 0; i < rows; ++i)
+              for (std::int64_t j = 0; j < cols; ++j) {
+                float s = 0;
+                for (std::int64_t k = 0; k < K; ++k)
+                  s += ra[std::size_t(i * K + k)] * rb[std::size_t(j * K + k)];
+                zacc[std::size_t(i * m.block_n + j)] += s;
+              }
+          }
+          for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = z == 0 ? zacc[i] : acc[i] + zacc[i];
         }
         for (std::int64_t i = 0; i < rows; ++i)
           for (std::int64_t j = 0; j < cols; ++j) {

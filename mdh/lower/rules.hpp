@@ -138,7 +138,8 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                                                            {"mma_fuse_n", off.fuse_n},
                                                            {"mma_fuse_k", off.fuse_k},
                                                            {"mma_flip_a", off.flip_a},
-                                                           {"mma_flip_b", off.flip_b}};
+                                                           {"mma_flip_b", off.flip_b},
+                                                           {"mma_split", off.split}};
   for (auto [name, value] : defaults)
     add("mma = 0: the mma_* parameters at their defaults", {"mma", name},
         [name = std::string(name), value](values v) {
@@ -237,6 +238,10 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
       });
   add("mma: stages in [2, 5]", {"mma", "mma_stages"}, [](values v) {
     return v[0] != 0 && (v[1] < 2 || v[1] > 5) ? broken("mma_stages", str(v[1])) : holds();
+  });
+  add("mma_split in [1, 16]", {"mma", "mma_split"}, [](values v) {
+    return v[0] != 0 && (v[1] < 1 || v[1] > 16) ? broken("mma_split", "split=" + str(v[1]))
+                                                : holds();
   });
   add("mma_swizzle in {0 = padded rows, 1 = XOR swizzle (16-bit types only)}",
       {"mma", "mma_swizzle"}, [tf32](values v) {

@@ -337,3 +337,67 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
   });
   CHECK(total == 24);
 }
+
+// Split-K (mma_split): the tile's last block adds the others' partials and resets the tile's
+// counter, so one program launched again and again stays right; mma.sync and (on sm_90) wgmma,
+// an odd matmul with 2-4 blocks per tile, a skinny one with 16, and a point-wise epilogue.
+TEST_CASE("CUDA: split-K MMA plans match the reference, launch after launch of one program") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  int total = 0;
+  auto check = [&](const auto& op, const std::vector<std::int64_t>& s, lower::config c) {
+    const ir::computation& x = op.ir();
+    test::case_data d;
+    std::uint64_t seed = 41;
+    for (auto& b : ir::kernel_inputs(x)) {
+      d.in.emplace_back(b.type, ir::buffer_shape(x, b, s));
+      d.in.back().randomize(seed++);
+    }
+    for (auto& b : ir::kernel_outputs(x)) d.want.emplace_back(b.type, ir::buffer_shape(x, b, s));
+    {
+      std::vector<buffer_ref> in = d.in_refs(), want(d.want.begin(), d.want.end());
+      reference(op, s, std::span<const buffer_ref>(in), std::span<const buffer_ref>(want));
+    }
+    const std::int64_t L = tuning::reduction_length(x, s);
+    auto plan = lower::lower(x, s, c, lim);
+    INFO(lower::to_string(plan));
+    REQUIRE(plan.mma.split == c.mma.split);
+    cuda::program prog(dev(), plan);
+    for (int launch = 0; launch < 3; ++launch) {
+      std::vector<host_buffer> got;
+      for (auto& w : d.want) {
+        got.emplace_back(w.type(), w.shape());
+        std::memset(got.back().data(), 0xff, got.back().bytes());
+      }
+      std::vector<buffer_ref> in = d.in_refs(), out(got.begin(), got.end());
+      prog.run(in, out);
+      for (std::size_t o = 0; o < got.size(); ++o) {
+        auto msg = tuning::compare(got[o], d.want[o], L);
+        CHECK_MESSAGE(msg.empty(), "launch ", launch, " output ", o, ": ", msg);
+      }
+    }
+    ++total;
+  };
+  for (int on : {1, 2}) {
+    if (on == 2 && lim.cc_major != 9) continue;
+    auto mm = ops::matmul<bf16>();
+    const std::vector<std::int64_t> odd{997, 1009, 769}, skinny{16, 1000, 2048};
+    auto c = lower::default_config(mm.ir(), odd);
+    c.mma.on = on, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.swizzle = 1;
+    c.mma.warps_m = 2, c.mma.warps_n = on == 1 ? 2 : 1, c.mma.tile_m = 64;
+    c.mma.tile_n = on == 1 ? 64 : 128, c.mma.tile_k = 64, c.mma.stages = 3;
+    for (std::int64_t split : {2, 3, 4}) {
+      c.mma.split = split;
+      check(mm, odd, c);
+    }
+    c.mma.split = 16;
+    check(mm, skinny, c);
+    auto ep = ops::matmul_bias_gelu<bf16>();
+    const std::vector<std::int64_t> es{97, 101, 770};
+    auto e = lower::default_config(ep.ir(), es);
+    e.mma = c.mma;
+    e.mma.split = 3;
+    check(ep, es, e);
+  }
+  CHECK(total >= 5);
+}

@@ -659,3 +659,85 @@ TEST_CASE("wgmma: the space offers mma = 2 on sm_90 only, and its random points 
   }
   CHECK(wgmma > 0);
 }
+
+TEST_CASE(
+    "split-K (mma_split): every MMA case split over 2 and 3 blocks per tile computes the "
+    "contraction (simulate_mma), NVRTC compiles it for mma.sync and wgmma, and unsplit sources "
+    "have no combine") {
+  auto lim = lower::h100_limits();
+  cuda::module_cache cache("");
+  int total = 0;
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    INFO(name);
+    const auto& x = op.ir();
+    auto d = test::make_case_data(op, sizes, 29);
+    const std::int64_t L = tuning::reduction_length(x, sizes);
+    std::mt19937_64 rng(std::hash<std::string>{}(name) + 3);
+    for (int on : {1, 2}) {
+      lower::config c = on == 1 ? lower::random_mma_config(x, sizes, lim, rng)
+                                : lower::random_wgmma_config(x, sizes, lim, rng);
+      // one instruction's K per step, so that every case has steps to split
+      c.mma.tile_k = lower::mma_instruction_k(*lower::mma_supported(x).instruction);
+      c.mma.split = 1;
+      const std::string plain = cuda::emit(lower::lower(x, sizes, c, lim));
+      CHECK(!has(plain, "__syncthreads_or"));
+      CHECK(!has(plain, "cnt"));
+      for (std::int64_t split : {2, 3}) {
+        c.mma.split = split;
+        lower::kernel_plan plan;
+        try {
+          plan = lower::lower(x, sizes, c, lim);
+        } catch (const error& e) {  // fewer K steps than blocks: the rule says so
+          CHECK(has(e.what(), "mma_split <= K steps"));
+          continue;
+        }
+        INFO(lower::to_string(plan));
+        CHECK(plan.mma.split == split);
+        CHECK(plan.kernels[0].launch.grid[2] % split == 0);
+        REQUIRE(plan.partials.size() == 1);
+        REQUIRE(plan.counters.size() == 1);
+        CHECK(plan.partials[0].elements ==
+              plan.blocks * plan.mma.block_m * plan.mma.block_n);  // blocks = tiles * split
+        const std::string src = cuda::emit(plan);
+        CHECK(has(src, "__syncthreads_or"));
+        CHECK(has(src, "atomicAdd(&cnt[tile], 0x10000)"));
+        auto m = cuda::compile(plan, "sm_90", cache);
+        CHECK(!m->cubin.empty());
+        host_buffer got(d.want[0].type(), d.want[0].shape());
+        std::memset(got.data(), 0xff, got.bytes());
+        lower::simulate_mma(plan, d.in_refs(), {buffer_ref(got)});
+        auto msg = tuning::compare(got, d.want[0], L);
+        CHECK_MESSAGE(msg.empty(), msg);
+        ++total;
+      }
+    }
+  });
+  MESSAGE(total, " split-K plans compiled and simulated");
+  CHECK(total >= 48);
+  // a split larger than the K steps is refused, naming the parameter
+  auto x = ops::matmul<bf16>().ir();
+  lower::config c = tuning::start_configurations(x, {64, 64, 64}, lim).front();
+  REQUIRE(c.mma.on != 0);
+  c.mma.split = 16;
+  CHECK_THROWS_WITH_AS(lower::check(c, x, {64, 64, 64}, lim),
+                       doctest::Contains("parameter mma_split"), error);
+}
+
+TEST_CASE("split-K: a start whose tiles leave SMs idle comes with its split variant") {
+  auto lim = lower::h100_limits();
+  auto x = ops::matmul<bf16>().ir();
+  const std::vector<std::int64_t> sizes{1024, 1024, 1024};  // 64 tiles of 128x128 on 132 SMs
+  int split = 0;
+  for (auto& c : tuning::start_configurations(x, sizes, lim)) {
+    if (c.mma.split == 1) continue;
+    ++split;
+    auto plan = lower::lower(x, sizes, c, lim);
+    CHECK(plan.blocks <= lim.sm_count);
+    CHECK(plan.blocks * 2 > lim.sm_count);  // the most blocks that still fit one wave
+  }
+  CHECK(split > 0);
+  // 2048x3072 in 128x128 tiles fills the SMs: no split start of that tile
+  for (auto& c : tuning::start_configurations(x, {2048, 3072, 768}, lim))
+    if (c.mma.on == 2 && c.mma.warps_m * c.mma.tile_m == 128 && c.mma.warps_n * c.mma.tile_n == 128)
+      CHECK(c.mma.split == 1);
+}
