@@ -9,6 +9,18 @@
 #   scaling - evaluations per second on one GPU, then on every visible GPU: SCALING_CASES tuned
 #            SCALING_SECONDS each (defaults conv3x3_resnet,dot and 20) from fresh logs and a fresh
 #            kernel cache, summarised by bench/tuning_rate.py
+#   convergence - issue 19 item 4, "tuning that converges in a minute": CONV_CASES (default ten
+#            cases of every family, below) tuned CONV_SECONDS each (default 540), one case per GPU,
+#            all at once, each from a fresh log and kernel cache, pinned to its share of the cores
+#            (nproc / GPUs, or CONV_THREADS) with as many compile threads; then
+#            bench/convergence_report.py: the best by 60 s against the best at the end of the same
+#            run, within 5 % or not, and the curves. Into $OUT/convergence/: CONVERGENCE.md,
+#            convergence_all.png, the curves of the first CONV_PLOTS cases (default 5) and
+#            convergence.tgz (logs, parameter files, output, every curve). More cases than GPUs
+#            run in rounds; refused (exit 2, before building) when rounds x CONV_SECONDS passes
+#            CONV_LIMIT (default 570 s, counted from device.sh's start: a call is 600 s).
+#            CONV_DRY_RUN=1 prints the plan and the commands and exits (no GPU, nothing built;
+#            CONV_GPUS=n plans for n GPUs).
 #   ours   - only our kernels (BENCH_CASES=a,b to filter)
 #   profile - ncu of our kernels (PROFILE_CASES) and cuBLAS's (PROFILE_VENDOR_CASES, with a
 #            carried VENDOR_BIN), then our memory-bound cases (FLUSH_CASES) timed after a memset
@@ -60,6 +72,81 @@ fi
 
 # PREBUILT=dir: binaries built on the dev machine (carried with the call) instead of building here.
 BIN=${PREBUILT:-build-device}
+
+# convergence: the plan, checked before anything is built (a call is 600 s: a plan that cannot
+# end inside CONV_LIMIT is refused now, not after the build)
+if [[ " ${modes[*]} " == *" convergence "* ]]; then
+  # BERT GEMM fp32, bf16 GEMM, a conv, a TCCG contraction, softmax (the five drawn), then a
+  # batched matmul, layernorm, dot, an odd matvec and an odd-shape product (checked as numbers)
+  conv_cases=${CONV_CASES:-matmul_768x3072,matmul_768x768_bf16,conv3x3_resnet,tccg_abc_adec_ebd,softmax,bmm_qk,layernorm,dot,matvec_12289x3001,matmul_997x1009x769}
+  IFS=, read -r -a conv_given <<<"$conv_cases"
+  conv_list=()
+  for c in "${conv_given[@]}"; do [ -n "$c" ] && conv_list+=("$c"); done
+  conv_cases=$(IFS=,; echo "${conv_list[*]}")
+  conv_s=${CONV_SECONDS:-540}
+  conv_limit=${CONV_LIMIT:-570}
+  conv_gpus=${CONV_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c GPU)}
+  for v in CONV_SECONDS=$conv_s CONV_LIMIT=$conv_limit CONV_GPUS=$conv_gpus; do
+    [[ ${v#*=} =~ ^[0-9]+$ ]] || { echo "convergence: $v is not a whole number"; exit 2; }
+  done
+  [ ${#conv_list[@]} -gt 0 ] || { echo "convergence: CONV_CASES is empty"; exit 2; }
+  bad=$(python3 bench/peers/cases.py --names --cases "$conv_cases" 2>&1 >/dev/null) ||
+    { echo "convergence: CONV_CASES: ${bad%%; known*} (bench/peers/cases.py --names lists them)"; exit 2; }
+  [ "$conv_gpus" -gt 0 ] ||
+    { echo "convergence: no GPU (nvidia-smi -L; CONV_GPUS=n plans a dry run for n GPUs)"; exit 2; }
+  conv_rounds=$(( (${#conv_list[@]} + conv_gpus - 1) / conv_gpus ))
+  conv_threads=${CONV_THREADS:-$(( jobs / conv_gpus > 0 ? jobs / conv_gpus : 1 ))}
+  echo "convergence: ${#conv_list[@]} cases on $conv_gpus GPU(s): $conv_rounds round(s) x $conv_s s =" \
+    "$((conv_rounds * conv_s)) s of tuning (CONV_LIMIT $conv_limit s from device.sh's start);" \
+    "$conv_threads CPU threads per case ($jobs here)"
+  if [ $((conv_rounds * conv_s)) -gt "$conv_limit" ]; then
+    echo "convergence: refused: $conv_rounds rounds x $conv_s s = $((conv_rounds * conv_s)) s > CONV_LIMIT=$conv_limit s."
+    echo "  One case per GPU: at most $conv_gpus cases per call at CONV_SECONDS=$conv_s; split over calls:"
+    for ((k = 0; k < ${#conv_list[@]}; k += conv_gpus)); do
+      echo "    CONV_CASES=$(IFS=,; echo "${conv_list[*]:k:conv_gpus}")"
+    done
+    echo "  or CONV_SECONDS=$((conv_limit / conv_rounds)) (the end is then that, not the issue's 600 s)."
+    exit 2
+  fi
+  [ "$conv_rounds" -gt 1 ] &&
+    echo "convergence: warning: more cases than GPUs: $conv_rounds rounds of $conv_s s, one after another"
+  [ -z "${PREBUILT:-}" ] && [ "${CONV_DRY_RUN:-0}" = 0 ] &&
+    echo "convergence: warning: no PREBUILT: the build counts against CONV_LIMIT (from device.sh's start)"
+  [ "${#modes[@]}" -gt 1 ] &&
+    echo "convergence: warning: other modes in the same call (${modes[*]}): their time counts against" \
+      "CONV_LIMIT, and \$OUT brings back at most 8 files (convergence leaves $(( ${CONV_PLOTS:-5} + 3 )))"
+fi
+# the cores of GPU slot $1 (of $2 each), as a taskset list; empty when this machine has too few
+conv_cpus() {
+  python3 -c 'import os, sys
+c = sorted(os.sched_getaffinity(0)); i, n = int(sys.argv[1]), int(sys.argv[2])
+print(",".join(map(str, c[i * n:(i + 1) * n])) if len(c) >= (i + 1) * n else "")' "$1" "$2"
+}
+# the command that tunes case $1 on GPU $2 into folder $3 with kernel cache $4 for at most $5 s
+conv_command() {
+  conv_cmd=(env CUDA_VISIBLE_DEVICES="$2" MDH_CACHE_DIR="$4" timeout -k 5 "$5")
+  local cpus
+  cpus=$(conv_cpus "$2" "$conv_threads")
+  [ -n "$cpus" ] && [ "${CONV_PIN:-1}" != 0 ] && command -v taskset >/dev/null && conv_cmd+=(taskset -c "$cpus")
+  conv_cmd+=("$BIN"/bench/tune_cases --seconds "$conv_s" --params "$3/params" --cases "$1")
+  [ "${conv_threads_flag:-1}" = 1 ] && conv_cmd+=(--threads "$conv_threads")
+}
+if [ "${CONV_DRY_RUN:-0}" != 0 ] && [[ " ${modes[*]} " == *" convergence "* ]]; then
+  [ -x "$BIN"/bench/tune_cases ] && { "$BIN"/bench/tune_cases --threads 1 --list --cases dot >/dev/null 2>&1 ||
+    conv_threads_flag=0; }
+  for ((k = 0; k < ${#conv_list[@]}; k++)); do
+    g=$((k % conv_gpus))
+    conv_command "${conv_list[k]}" "$g" "$OUT/convergence/${conv_list[k]}" /tmp/tmp.FRESH/cache \
+      "$(( conv_limit / conv_rounds ))"
+    echo "round $((k / conv_gpus + 1)), GPU $g: $(printf '%q ' "${conv_cmd[@]}")>$OUT/convergence/${conv_list[k]}/tune.txt"
+  done
+  echo "(/tmp/tmp.FRESH: a new mktemp -d per case, removed after its round; the timeout is what is" \
+    "left of CONV_LIMIT when the tuning starts, over the rounds)"
+  echo "then: python3 bench/convergence_report.py $OUT/convergence --cases $conv_cases --seconds $conv_s," \
+    "and $OUT/convergence/convergence.tgz"
+  echo "convergence: dry run (CONV_DRY_RUN=1): nothing built or run"
+  exit 0
+fi
 stamp "configure + build"
 if [ -n "${PREBUILT:-}" ]; then
   stamp "using prebuilt binaries in $PREBUILT"
@@ -158,6 +245,61 @@ for m in "${modes[@]}"; do
       rm -rf "$d"
     done
     summary+=("scaling ($ngpu GPUs, $jobs CPU threads): see \$OUT/scaling.txt")
+    ;;
+  convergence)
+    cdir=$OUT/convergence
+    mkdir -p "$cdir"
+    [ -x "$BIN"/bench/tune_cases ] || echo "convergence: warning: no $BIN/bench/tune_cases"
+    "$BIN"/bench/tune_cases --threads 1 --list --cases dot >/dev/null 2>&1 || {
+      conv_threads_flag=0
+      echo "convergence: warning: $BIN/bench/tune_cases takes no --threads (older than branch conv):" \
+        "each case compiles on every core, however many cases share them"; }
+    left=$(( conv_limit - ($(date +%s) - t0) ))
+    if [ $((conv_rounds * conv_s)) -gt "$left" ]; then
+      echo "convergence: refused: $left s left of CONV_LIMIT=$conv_limit s, $conv_rounds x $conv_s s needed"
+      summary+=("convergence: refused ($left s left of CONV_LIMIT, $((conv_rounds * conv_s)) s needed)")
+      continue
+    fi
+    slot=$(( left / conv_rounds ))  # each round's time, its grace for start-up and the last compiles
+    for ((r = 0; r < conv_rounds; r++)); do
+      pids=() caches=()
+      stamp "convergence: round $((r + 1)) of $conv_rounds, $conv_s s (each killed after $slot s)"
+      for ((g = 0; g < conv_gpus; g++)); do
+        k=$((r * conv_gpus + g))
+        [ "$k" -lt ${#conv_list[@]} ] || break
+        c=${conv_list[k]}
+        rm -rf "${cdir:?}/$c"  # a fresh log: nothing resumed
+        mkdir -p "$cdir/$c"
+        caches+=("$(mktemp -d)")
+        conv_command "$c" "$g" "$cdir/$c" "${caches[-1]}/cache" "$slot"
+        printf '%q ' "${conv_cmd[@]}" >"$cdir/$c/command"
+        ("${conv_cmd[@]}" >"$cdir/$c/tune.txt" 2>"$cdir/$c/tune.err"; echo $? >"$cdir/$c/rc") &
+        pids+=($!)
+      done
+      for p in "${pids[@]}"; do wait "$p"; done
+      rm -rf "${caches[@]}"
+    done
+    # the report by CONV_LIMIT + 25 s (595 s: inside the call's 600), without curves if that is close
+    left=$(( conv_limit + 25 - ($(date +%s) - t0) ))
+    no_plots=()
+    [ "$left" -lt 20 ] && no_plots=(--no-plots)
+    stamp "convergence: report (${left} s left${no_plots[*]:+, no curves})"
+    gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    timeout $(( left > 10 ? left : 10 )) python3 bench/convergence_report.py "$cdir" \
+      --cases "$conv_cases" --seconds "$conv_s" ${no_plots[@]+"${no_plots[@]}"} \
+      --device "${gpu_name:-GPU} (one of $conv_gpus), $conv_threads of $jobs CPU threads per case" \
+      --commit "${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$cdir/report.log" 2>&1 ||
+      tail -20 "$cdir/report.log"
+    sed -n '/^\*\*/,/^$/p;/^| case/,/^$/p' "$cdir/CONVERGENCE.md" 2>/dev/null
+    # the call returns at most 8 files, 2 folders down: the curves of the first CONV_PLOTS cases
+    # stay beside CONVERGENCE.md and convergence_all.png, everything else goes into one archive
+    for c in "${conv_list[@]:0:${CONV_PLOTS:-5}}"; do
+      [ -f "$cdir/plots/$c.png" ] && cp "$cdir/plots/$c.png" "$cdir/$c.png"
+    done
+    packed=()
+    for f in "${conv_list[@]}" plots convergence.json report.log; do [ -e "$cdir/$f" ] && packed+=("$f"); done
+    tar czf "$cdir/convergence.tgz" -C "$cdir" --remove-files "${packed[@]}"
+    summary+=("convergence: \$OUT/convergence/CONVERGENCE.md, convergence_all.png, the first ${CONV_PLOTS:-5} cases' curves; logs, parameter files and all curves in convergence.tgz")
     ;;
   ours)
     stamp "our kernels only"

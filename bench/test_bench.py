@@ -3,8 +3,9 @@
 """The benchmark's Python side without a GPU (CTest: bench_python): bench/cases.json is what
 bench/peers/make_cases.py writes; the bf16/tf32 variants (issue 18) are derived correctly; the
 peers' scripts accept every case (frameworks.py --dry-run, the precision checks); report.py
-writes one table per type from synthetic results, with the type's floors, targets and notes.
-Standard library only. Prints 'N passed, N failed'; exits 1 on a failure."""
+writes one table per type from synthetic results, with the type's floors, targets and notes;
+convergence_report.py judges synthetic tuning logs (within 5 % by 60 s, not within, empty, no
+valid evaluation, a crash). Standard library only (the curves, where matplotlib is installed). Prints 'N passed, N failed'; exits 1 on a failure."""
 import contextlib
 import io
 import json
@@ -18,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "peers"))
 sys.path.insert(0, HERE)
 import cases as cases_mod  # noqa: E402
+import convergence_report  # noqa: E402
 import frameworks  # noqa: E402
 import report  # noqa: E402
 
@@ -194,6 +196,122 @@ def report_merges_the_runs_of_several_calls():
     assert res["cases"]["mul_bf16"]["graph"]["ours"] == 10.0
     assert res["cases"]["matmul_1024_tf32"]["graph"]["peers"]["cublas"] == 9.5
     assert any("2 runs merged" in n for n in res["notes"]), res["notes"]
+
+
+def write_run(root, case, evals, rc=0, default_us=None, chosen="tuned", sub=""):
+    """A case's folder as device.sh convergence leaves it: params[/SUB]/logs/<w>.json.log.jsonl
+    (an atf log: header, then one record per (seconds, cost, valid) of `evals`; None: an empty
+    file), the parameter file beside the log when default_us is given, rc, tune.txt."""
+    d = os.path.join(root, case)
+    logs = os.path.join(d, "params", sub, "logs")
+    os.makedirs(logs)
+    log = os.path.join(logs, f"{case}_0123abcd_64.json.log.jsonl")
+    with open(log, "w") as f:
+        if evals is not None:
+            f.write(json.dumps({"atf_log": 2, "created": "2026-01-01T00:00:00.000Z", "parameters": ["x"]}) + "\n")
+            for k, (t, cost, valid) in enumerate(evals):
+                ms = int(round((t + 0.25) * 1000))  # the search starts 0.25 s after the header
+                stamp = f"2026-01-01T00:{ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}Z"
+                f.write(json.dumps({"configuration": {"x": k}, "cost": cost if valid else None,
+                                    "elapsed_s": t, "timestamp": stamp, "valid": valid}) + "\n")
+    if default_us is not None:
+        with open(os.path.join(d, "params", sub, f"{case}_0123abcd_64.json"), "w") as f:
+            json.dump({"tuning": {"default_cost": default_us, "chosen": chosen}}, f)
+    with open(os.path.join(d, "rc"), "w") as f:
+        f.write(f"{rc}\n")
+    with open(os.path.join(d, "tune.txt"), "w") as f:
+        f.write("case evals ...\n")
+    return d
+
+
+def convergence_rows(root, cases, *extra):
+    rc, out = run_quiet(convergence_report.main, [root, "--cases", ",".join(cases), "--seconds", "540",
+                                                  *extra])
+    assert rc == 0, out
+    res = json.load(open(os.path.join(root, "convergence.json")))
+    md = open(os.path.join(root, "CONVERGENCE.md")).read()
+    return {r["case"]: r for r in res["cases"]}, md
+
+
+@test
+def convergence_report_judges_60_s_against_the_end():
+    with tempfile.TemporaryDirectory() as tmp:
+        # within: 50 us by 30 s, 49 at 300 s (50 / 49 = 1.020); the bf16 case's log under bf16/
+        write_run(tmp, "fast", [(1, 100.0, True), (30, 50.0, True), (45, 70.0, False), (300, 49.0, True),
+                                (530, 60.0, True)], default_us=200.0, sub="bf16")
+        # not within: 80 us by 60 s, 60 at 200 s (1.333), within 5 % from 200 s on
+        write_run(tmp, "slow", [(1, 100.0, True), (50, 80.0, True), (61, 79.0, True), (200, 60.0, True),
+                                (539, 61.0, True)])
+        # nothing beat the default (40 us): within from second 0
+        write_run(tmp, "kept", [(2, 90.0, True), (400, 45.0, True)], default_us=40.0, chosen="default")
+        rows, md = convergence_rows(tmp, ["fast", "slow", "kept"], "--no-plots")
+    f, s, k = rows["fast"], rows["slow"], rows["kept"]
+    assert f["status"] == "ok" and f["evaluations"] == 5 and f["within"] is True, f
+    assert (f["best_at_us"], f["best_end_us"], f["to_within_s"]) == (50.0, 49.0, 30.0), f
+    assert math.isclose(f["ratio"], 50 / 49) and math.isclose(f["seconds"], 530, abs_tol=0.01)
+    assert s["within"] is False and math.isclose(s["ratio"], 80 / 60) and s["to_within_s"] == 200.0, s
+    assert k["within"] is True and k["best_at_us"] == 40.0 and k["to_within_s"] == 0.0, k
+    assert "the default configuration was never beaten" in md
+    assert "**2 of 3 cases within 5 % of their final best after 60 s**." in md, md
+    assert "| fast | ok | 5 | 530 | 200.00 | 50.00 | 49.00 | 1.020 | **yes** | 30 |" in md, md
+    assert "| slow | ok | 5 | 539 | – | 80.00 | 60.00 | 1.333 | no | 200 |" in md, md
+
+
+@test
+def convergence_report_says_what_went_wrong():
+    with tempfile.TemporaryDirectory() as tmp:
+        write_run(tmp, "empty", None)                              # a zero-byte log
+        write_run(tmp, "header_only", [])                          # the header, no evaluation
+        write_run(tmp, "invalid", [(1, 5.0, False), (2, 6.0, False)])
+        write_run(tmp, "crashed", [(1, 100.0, True), (20, 90.0, True)], rc=139)
+        write_run(tmp, "killed", [(1, 100.0, True), (569, 90.0, True)], rc=124)
+        os.makedirs(os.path.join(tmp, "nolog"))
+        with open(os.path.join(tmp, "nolog", "rc"), "w") as f:
+            f.write("134\n")
+        with open(os.path.join(tmp, "garbage.log.jsonl"), "w") as f:
+            f.write("not json\n")
+        os.makedirs(os.path.join(tmp, "garbage", "params", "logs"))
+        os.rename(os.path.join(tmp, "garbage.log.jsonl"), os.path.join(tmp, "garbage", "params", "logs", "g.log.jsonl"))
+        cases = ["empty", "header_only", "invalid", "crashed", "killed", "nolog", "garbage", "never_ran"]
+        rows, md = convergence_rows(tmp, cases, "--no-plots")
+    assert rows["empty"]["status"] == "empty log" and rows["empty"]["evaluations"] == 0
+    assert rows["header_only"]["status"] == "no evaluation", rows["header_only"]
+    assert "no valid evaluation" in rows["invalid"]["status"] and rows["invalid"]["evaluations"] == 2
+    c = rows["crashed"]
+    assert c["status"] == "crashed (rc 139)" and c["best_end_us"] == 90.0 and c["within"] is None, c
+    assert any("shorter than 60 s" in n for n in c["notes"])  # no verdict: it ended at 20 s
+    assert rows["killed"]["status"].startswith("timed out (rc 124)")
+    assert rows["nolog"]["status"] == "crashed (rc 134)"
+    assert "not JSON" in rows["garbage"]["status"], rows["garbage"]
+    assert rows["never_ran"]["status"] == "not run (no folder)"
+    assert "| invalid | log: no valid evaluation | 2 |" in md and "| garbage | log:1: not JSON" in md, md
+    assert rows["killed"]["within"] is False  # 100 us by 60 s, 90 at 569 s
+    assert all(rows[c]["within"] is None for c in cases if c != "killed")
+    assert "**0 of 8 cases within 5 %" in md and "(7 without a verdict)" in md, md
+
+
+@test
+def convergence_report_draws_or_says_why_not():
+    with tempfile.TemporaryDirectory() as tmp:
+        write_run(tmp, "a", [(1, 100.0, True), (30, 50.0, True), (300, 49.0, True)], default_us=120.0)
+        write_run(tmp, "b", [(1, 10.0, True), (100, 8.0, True)])
+        write_run(tmp, "empty", None)
+        orig = convergence_report.have_matplotlib
+        convergence_report.have_matplotlib = lambda: False
+        try:
+            rows, md = convergence_rows(tmp, ["a", "b", "empty"])
+        finally:
+            convergence_report.have_matplotlib = orig
+        assert "no curves: matplotlib is missing" in md and not os.path.exists(os.path.join(tmp, "plots"))
+        assert rows["a"]["within"] is True  # the table is written all the same
+        if not orig():
+            return  # the pictures themselves need matplotlib
+        rows, md = convergence_rows(tmp, ["a", "b", "empty"])
+        for png in ("plots/a.png", "plots/b.png", "convergence_all.png"):
+            p = os.path.join(tmp, png)
+            assert os.path.exists(p) and os.path.getsize(p) > 10000, png
+        assert not os.path.exists(os.path.join(tmp, "plots", "empty.png"))
+        assert "`plots/a.png`" in md and "`convergence_all.png`" in md, md
 
 
 def main():

@@ -5,12 +5,17 @@ lines when given.
 
   python3 tools/plot_convergence.py LOG.jsonl [LOG2.jsonl ...] -o convergence.png \
       [--peer "cuBLAS=57.7" --peer "torch.compile=64.0"] [--title TEXT]
+      [--mark-time 60] [--line "NAME=US"] [--normalize] [--ymax Y] [--label NAME]...
 
 Several logs are drawn as several curves (e.g. two techniques). The parameter file beside a log
 (LOG without ".log.jsonl", or --params FILE for the first log) gives the default configuration's
 time, measured in the same run: it is drawn as a dotted line, marked "kept" when no evaluated
-configuration beat it and the parameter file holds the default ("chosen": "default"). Needs
-matplotlib (Debian: python3-matplotlib; scripts/setup.sh installs it)."""
+configuration beat it and the parameter file holds the default ("chosen": "default").
+--mark-time S draws a vertical line at S seconds of wall time (e.g. 60: the issue-19 minute);
+--line NAME=Y a horizontal line that is not a peer (e.g. the final best + 5 %); --normalize
+divides each curve by its own final best (several cases on one picture; --line and --ymax in those
+units then); --ymax cuts the y axis there; --label names the logs' curves in order (default: the
+file names). Needs matplotlib (Debian: python3-matplotlib; scripts/setup.sh installs it)."""
 import os
 import argparse
 import json
@@ -79,6 +84,12 @@ def main():
     ap.add_argument("--title", default="")
     ap.add_argument("--params", default=None,
                     help="the parameter file of the first log (default: beside the log)")
+    ap.add_argument("--mark-time", action="append", type=float, default=[],
+                    help="SECONDS: a vertical line on the wall-time axis")
+    ap.add_argument("--line", action="append", default=[], help="NAME=Y: a horizontal line")
+    ap.add_argument("--normalize", action="store_true", help="each curve divided by its final best")
+    ap.add_argument("--ymax", type=float, default=None, help="the top of the y axis")
+    ap.add_argument("--label", action="append", default=[], help="the curves' names, in order")
     args = ap.parse_args()
     try:
         import matplotlib
@@ -86,22 +97,24 @@ def main():
         import matplotlib.pyplot as plt
     except ImportError:
         sys.exit("plot_convergence: matplotlib is missing (Debian: apt-get install python3-matplotlib)")
-    peers = []
-    for p in args.peer:
-        name, _, value = p.partition("=")
-        try:
-            peers.append((name, float(value)))
-        except ValueError:
-            sys.exit(f"plot_convergence: --peer '{p}' is not NAME=MICROSECONDS")
+    peers, lines = [], []
+    for opt, given, into in (("--peer", args.peer, peers), ("--line", args.line, lines)):
+        for p in given:
+            name, _, value = p.partition("=")
+            try:
+                into.append((name, float(value)))
+            except ValueError:
+                sys.exit(f"plot_convergence: {opt} '{p}' is not NAME=NUMBER")
 
     fig, (ax_n, ax_t) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for k, path in enumerate(args.logs):
         pts = read_log(path)
-        label = path.rsplit("/", 1)[-1].replace(".log.jsonl", "")
-        line, = ax_n.step([p[0] for p in pts], [p[2] for p in pts], where="post", label=label)
-        ax_t.step([p[1] for p in pts], [p[2] for p in pts], where="post", label=label)
+        label = args.label[k] if k < len(args.label) else path.rsplit("/", 1)[-1].replace(".log.jsonl", "")
+        scale = pts[-1][2] if args.normalize else 1.0
+        line, = ax_n.step([p[0] for p in pts], [p[2] / scale for p in pts], where="post", label=label)
+        ax_t.step([p[1] for p in pts], [p[2] / scale for p in pts], where="post", label=label)
         default = read_default(path, args.params if k == 0 else None)
-        if default is None:
+        if default is None or args.normalize:  # several cases: their defaults would crowd it
             continue
         us, kept = default
         text = f"default configuration {us:.2f} µs" + (": kept (no evaluation beat it)" if kept else "")
@@ -112,16 +125,23 @@ def main():
             ax.annotate(text, (ax.get_xlim()[0], us), ha="left", va="bottom", fontsize=8,
                         color=line.get_color())
         print(f"plot_convergence: {path}: {text}")
-    for name, us in peers:
-        for ax in (ax_n, ax_t):
-            ax.axhline(us, linestyle="--", linewidth=1, color="gray")
-            ax.annotate(name, (ax.get_xlim()[1], us), ha="right", va="bottom", fontsize=8, color="gray")
+    for style, drawn in (("--", peers), (":", lines)):
+        for name, us in drawn:
+            for ax in (ax_n, ax_t):
+                ax.axhline(us, linestyle=style, linewidth=1, color="gray")
+                ax.annotate(name, (ax.get_xlim()[1], us), ha="right", va="bottom", fontsize=8, color="gray")
+    for s in args.mark_time:
+        ax_t.axvline(s, linestyle="--", linewidth=1, color="black")
+        ax_t.annotate(f"{s:g} s", (s, 1), xycoords=("data", "axes fraction"), ha="left", va="top",
+                      fontsize=8)
     ax_n.set_xlabel("evaluations")
     ax_t.set_xlabel("wall time (s)")
-    ax_n.set_ylabel("best time so far (µs)")
+    ax_n.set_ylabel("best so far / final best" if args.normalize else "best time so far (µs)")
     for ax in (ax_n, ax_t):
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
+        if args.ymax is not None:
+            ax.set_ylim(top=args.ymax)
     ax_n.legend(fontsize=8)
     fig.suptitle(args.title or "tuning convergence")
     fig.tight_layout()
