@@ -390,8 +390,10 @@ TEST_CASE("CUDA: split-K MMA plans match the reference, launch after launch of o
       c.mma.split = split;
       check(mm, odd, c);
     }
-    c.mma.split = 16;
-    check(mm, skinny, c);
+    auto k = lower::default_config(mm.ir(), skinny);  // its own SIMT parameters (unread)
+    k.mma = c.mma;
+    k.mma.split = 16;
+    check(mm, skinny, k);
     auto ep = ops::matmul_bias_gelu<bf16>();
     const std::vector<std::int64_t> es{97, 101, 770};
     auto e = lower::default_config(ep.ir(), es);
