@@ -85,6 +85,23 @@ std::string run_and_explain(const lower::kernel_plan& plan, const test::case_dat
          lower::to_string(plan);
 }
 
+// A case with a point-wise epilogue: the kernel's inputs (the product's and the epilogue's own,
+// bias, residual) random from `seed` on, and the reference's outputs (the epilogue's).
+template <class Op>
+test::case_data epilogue_case_data(const Op& op, const std::vector<std::int64_t>& sizes,
+                                   std::uint64_t seed) {
+  const ir::computation& x = op.ir();
+  test::case_data d;
+  for (auto& b : ir::kernel_inputs(x)) {
+    d.in.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
+    d.in.back().randomize(seed++);
+  }
+  for (auto& b : ir::kernel_outputs(x)) d.want.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
+  std::vector<buffer_ref> in = d.in_refs(), want(d.want.begin(), d.want.end());
+  reference(op, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(want));
+  return d;
+}
+
 bool gpu_or_skip() {
   if (!cuda::device_available()) {
     std::cerr << "no CUDA device: skipping the GPU tests\n";
@@ -200,18 +217,7 @@ TEST_CASE("CUDA: MMA configurations with a point-wise epilogue match the referen
   test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
     INFO(name);
     const ir::computation& x = op.ir();
-    test::case_data d;  // with an epilogue: its own inputs (bias, residual) and its outputs
-    std::uint64_t seed = 31;
-    for (auto& b : ir::kernel_inputs(x)) {
-      d.in.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
-      d.in.back().randomize(seed++);
-    }
-    for (auto& b : ir::kernel_outputs(x))
-      d.want.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
-    {
-      std::vector<buffer_ref> in = d.in_refs(), want(d.want.begin(), d.want.end());
-      reference(op, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(want));
-    }
+    const test::case_data d = epilogue_case_data(op, sizes, 31);
     std::mt19937_64 rng(std::hash<std::string>{}(name));
     const std::int64_t L = tuning::reduction_length(x, sizes);
     for (int k = 0; k < 8; ++k) {
@@ -315,18 +321,7 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
   test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
     INFO(name);
     const ir::computation& x = op.ir();
-    test::case_data d;
-    std::uint64_t seed = 31;
-    for (auto& b : ir::kernel_inputs(x)) {
-      d.in.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
-      d.in.back().randomize(seed++);
-    }
-    for (auto& b : ir::kernel_outputs(x))
-      d.want.emplace_back(b.type, ir::buffer_shape(x, b, sizes));
-    {
-      std::vector<buffer_ref> in = d.in_refs(), want(d.want.begin(), d.want.end());
-      reference(op, sizes, std::span<const buffer_ref>(in), std::span<const buffer_ref>(want));
-    }
+    const test::case_data d = epilogue_case_data(op, sizes, 31);
     const std::int64_t L = tuning::reduction_length(x, sizes);
     for (int k = 0; k < 6; ++k) {
       auto plan = lower::lower(x, sizes, lower::random_wgmma_config(x, sizes, lim, rng), lim);
@@ -347,17 +342,7 @@ TEST_CASE("CUDA: split-K MMA plans match the reference, launch after launch of o
   int total = 0;
   auto check = [&](const auto& op, const std::vector<std::int64_t>& s, lower::config c) {
     const ir::computation& x = op.ir();
-    test::case_data d;
-    std::uint64_t seed = 41;
-    for (auto& b : ir::kernel_inputs(x)) {
-      d.in.emplace_back(b.type, ir::buffer_shape(x, b, s));
-      d.in.back().randomize(seed++);
-    }
-    for (auto& b : ir::kernel_outputs(x)) d.want.emplace_back(b.type, ir::buffer_shape(x, b, s));
-    {
-      std::vector<buffer_ref> in = d.in_refs(), want(d.want.begin(), d.want.end());
-      reference(op, s, std::span<const buffer_ref>(in), std::span<const buffer_ref>(want));
-    }
+    const test::case_data d = epilogue_case_data(op, s, 41);
     const std::int64_t L = tuning::reduction_length(x, s);
     auto plan = lower::lower(x, s, c, lim);
     INFO(lower::to_string(plan));

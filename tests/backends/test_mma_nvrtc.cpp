@@ -35,6 +35,15 @@ namespace {
 bool has(const std::string& s, const std::string& what) {
   return s.find(what) != std::string::npos;
 }
+// "" when the CPU simulation of `plan` on d's inputs matches d's first output within the
+// tolerance of reduction length L; else what differs (outputs start NaN-poisoned).
+std::string simulated_mismatch(const lower::kernel_plan& plan, const test::case_data& d,
+                               std::int64_t L) {
+  host_buffer got(d.want[0].type(), d.want[0].shape());
+  std::memset(got.data(), 0xff, got.bytes());
+  lower::simulate_mma(plan, d.in_refs(), {buffer_ref(got)});
+  return tuning::compare(got, d.want[0], L);
+}
 std::string error_of(const auto& f) {
   try {
     f();
@@ -289,10 +298,7 @@ TEST_CASE("without a GPU: every MMA case's plans compute the contraction (simula
       if (c.mma.on) cfgs.push_back(c);
     for (auto& c : cfgs) {
       auto plan = lower::lower(x, sizes, c, lim);
-      host_buffer got(d.want[0].type(), d.want[0].shape());
-      std::memset(got.data(), 0xff, got.bytes());
-      lower::simulate_mma(plan, d.in_refs(), {buffer_ref(got)});
-      auto msg = tuning::compare(got, d.want[0], L);
+      auto msg = simulated_mismatch(plan, d, L);
       CHECK_MESSAGE(msg.empty(), msg, "\n", lower::to_string(c), "\n", lower::to_string(plan));
       ++total;
     }
@@ -576,10 +582,7 @@ TEST_CASE(
         CHECK(std::system(("cuobjdump -sass " + f + " | grep -q HGMMA").c_str()) == 0);
         std::remove(f.c_str());
       }
-      host_buffer got(d.want[0].type(), d.want[0].shape());
-      std::memset(got.data(), 0xff, got.bytes());
-      lower::simulate_mma(plan, d.in_refs(), {buffer_ref(got)});
-      auto msg = tuning::compare(got, d.want[0], L);
+      auto msg = simulated_mismatch(plan, d, L);
       CHECK_MESSAGE(msg.empty(), msg);
       ++total;
     }
@@ -608,12 +611,7 @@ TEST_CASE("wgmma: the CPU simulation fails a tile layout that wgmma would read d
   c.mma.on = 2, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.warps_m = 1, c.mma.warps_n = 1;
   c.mma.tile_m = 64, c.mma.tile_n = 128, c.mma.tile_k = 64, c.mma.stages = 3, c.mma.swizzle = 1;
   const auto good = lower::lower(op.ir(), s, c, lim);
-  auto run = [&](const lower::kernel_plan& p) {
-    host_buffer got(d.want[0].type(), d.want[0].shape());
-    std::memset(got.data(), 0xff, got.bytes());
-    lower::simulate_mma(p, d.in_refs(), {buffer_ref(got)});
-    return tuning::compare(got, d.want[0], 64);
-  };
+  auto run = [&](const lower::kernel_plan& p) { return simulated_mismatch(p, d, 64); };
   CHECK(run(good).empty());
   auto bad = good;
   bad.mma.a.swizzle_rows = 2;  // A's chunks XOR-ed as a 64-byte swizzle would
@@ -703,10 +701,7 @@ TEST_CASE(
         CHECK(has(src, "atomicAdd(&cnt[tile], 0x10000)"));
         auto m = cuda::compile(plan, "sm_90", cache);
         CHECK(!m->cubin.empty());
-        host_buffer got(d.want[0].type(), d.want[0].shape());
-        std::memset(got.data(), 0xff, got.bytes());
-        lower::simulate_mma(plan, d.in_refs(), {buffer_ref(got)});
-        auto msg = tuning::compare(got, d.want[0], L);
+        auto msg = simulated_mismatch(plan, d, L);
         CHECK_MESSAGE(msg.empty(), msg);
         ++total;
       }
