@@ -547,7 +547,7 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 // innermost M, N and K dimensions (fused with the others of their role first, see below), block
 // tiles of 128x128, 128x256, 256x128 and 64x64 from warp
 // tiles of 64x64 (32x32 for the small one), 3 or 4 cp.async stages, swizzled (TF32: padded);
-// on sm_90 then four warpgroup-MMA (mma = 2) starts; each start whose tiles leave SMs idle is
+// on sm_90 then six warpgroup-MMA (mma = 2) starts; each start whose tiles leave SMs idle is
 // followed by its split-K variant (mma_split).
 // The parameters they do not read are those of `base` (a point of the space).
 inline std::vector<lower::config> mma_start_configurations(const ir::computation& comp,
@@ -617,12 +617,15 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
       }
     }
   // On sm_90, then the warpgroup MMA (mma = 2, docs/lowering.md 7.1): 2x1 warpgroups of 64x128
-  // (4 stages), 64x256 and 128x128 (3 stages), 1x2 of 128x128; K steps of 128 bytes.
+  // (4 stages), 64x256 and 128x128 (3 stages), 1x2 of 128x128; then the small tiles that mid-size
+  // products (1024^3, 2048x768x768) tuned to on an H100 and a search from scratch did not reach
+  // in 515 s (bench/convergence/README.md): 2x1 of 64x64 (5 stages), one of 64x64 (4); K steps
+  // of 128 bytes.
   if (limits.cc_major == 9) {
     c.mma.on = 2, c.mma.swizzle = 1, c.mma.flip_a = c.mma.flip_b = 0;
     for (fusion f : fusions)
       for (shape x : {shape{2, 1, 64, 128, 4}, shape{2, 1, 64, 256, 3}, shape{2, 1, 128, 128, 3},
-                      shape{1, 2, 128, 128, 3}}) {
+                      shape{1, 2, 128, 128, 3}, shape{2, 1, 64, 64, 5}, shape{1, 1, 64, 64, 4}}) {
         c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
         c.mma.tile_k = tf32 ? 32 : 64, c.mma.stages = x.stages;
         c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
