@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, then one or more of
-#   tests  - the gpu-labelled tests
+#   tests  - the gpu-labelled tests (with PREBUILT: every carried backends_*_gpu binary, filtered
+#            by GPU_TEST_FILTER when set)
 #   sanitize - compute-sanitizer memcheck (GPU sweep, fused pairs) and racecheck (IR-sample sweep),
 #            both over the tensor-core (MMA) configurations of backends_mma_gpu
 #   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20, over all sessions of a
@@ -182,8 +183,18 @@ for m in "${modes[@]}"; do
   case "$m" in
   tests)
     stamp "gpu tests"
-    if [ -n "${PREBUILT:-}" ]; then  # carried binaries come without CTest's files
-      "$(find "$BIN" -name backends_cuda_gpu -type f | head -1)" >"$OUT/gpu_tests.log" 2>&1
+    if [ -n "${PREBUILT:-}" ]; then
+      # carried binaries come without CTest's files: every carried GPU test binary in turn
+      # (GPU_TEST_FILTER: a doctest --test-case filter for all of them), rc the first failure's
+      rc_all=0
+      : >"$OUT/gpu_tests.log"
+      while IFS= read -r t; do
+        echo "== $t" >>"$OUT/gpu_tests.log"
+        "$t" ${GPU_TEST_FILTER:+"--test-case=$GPU_TEST_FILTER"} >>"$OUT/gpu_tests.log" 2>&1
+        r=$?
+        [ "$r" = 0 ] || [ "$rc_all" != 0 ] || rc_all=$r
+      done < <(find "$BIN" -name 'backends_*_gpu' -type f -perm -u+x | sort)
+      (exit "$rc_all")
     else
       ctest --test-dir "$BIN" -L gpu --output-on-failure >"$OUT/gpu_tests.log" 2>&1
     fi
