@@ -43,6 +43,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -110,6 +111,8 @@ inline constexpr const char* dim_stems[] = {"blk",     "thr",     "t_sm",   "t_r
 inline constexpr const char* input_stems[] = {"cache", "transpose", "pad"};
 inline constexpr const char* kernel_names[] = {"thr_combine", "blk_combine", "vec", "vec_pw",
                                                "prefetch"};
+// The values of mma_split (split-K) the space offers; the starts pick among them too.
+inline constexpr std::int64_t mma_split_values[] = {1, 2, 3, 4, 8, 16};
 inline constexpr const char* mma_names[] = {
     "mma",        "mma_m",      "mma_n",      "mma_k",      "mma_warps_m", "mma_warps_n",
     "mma_tile_m", "mma_tile_n", "mma_tile_k", "mma_stages", "mma_swizzle"};
@@ -289,8 +292,8 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
   ps.emplace_back("mma_swizzle", atf::set({int64_t{0}, int64_t{1}}));
   // split-K: blocks per output tile (shapes with fewer tiles than SMs; check() keeps each
   // block's share of the K steps non-empty)
-  ps.emplace_back("mma_split", atf::set({int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{8},
-                                         int64_t{16}}));
+  ps.emplace_back("mma_split", atf::set(std::vector<int64_t>(std::begin(detail::mma_split_values),
+                                                             std::end(detail::mma_split_values))));
   for (auto& [name, role] : detail::mma_fuse_parameters(comp)) {
     // every subset of the role's dimensions as a mask (the rules drop those with the innermost)
     const std::vector<std::size_t> ds = s.contraction->dims_of(role);

@@ -585,20 +585,27 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
     std::int64_t m, n, k;
   };
   std::vector<fusion> fusions;
-  // Where a start's tiles leave SMs idle (1024^3 in 128x128 tiles: 64 of 132), the same start
-  // with the K steps split over the most blocks per tile that still fit one wave.
-  auto with_split_k = [&](lower::config x) {
-    const std::int64_t tiles = lower::passes::run_all(comp, sizes, x, limits).blocks;
-    std::int64_t best = 1;
-    for (std::int64_t k : {2, 3, 4, 8, 16})
-      if (tiles * k <= limits.sm_count) best = k;
-    if (best == 1) return;
-    x.mma.split = best;
+  // The blocks of x's plan where x passes check (what check() runs, once), else 0.
+  auto checked_blocks = [&](const lower::config& x) -> std::int64_t {
     try {
-      lower::check(x, comp, sizes, limits);
-      out.push_back(x);
+      lower::check_config(x, comp, sizes, limits);
+      const lower::kernel_plan plan = lower::passes::run_all(comp, sizes, x, limits);
+      lower::check_plan(plan);
+      return plan.blocks;
     } catch (const error&) {
+      return 0;
     }
+  };
+  // A start that passes check; where its tiles leave SMs idle (1024^3 in 128x128 tiles: 64 of
+  // 132), then the same start with the K steps split over the most blocks per tile that still
+  // fit one wave.
+  auto add = [&](lower::config x) {
+    const std::int64_t tiles = checked_blocks(x);
+    if (tiles == 0) return;
+    out.push_back(x);
+    for (std::int64_t k : detail::mma_split_values)
+      if (tiles * k <= limits.sm_count) x.mma.split = k;  // ascending: the last that fits
+    if (x.mma.split > 1 && checked_blocks(x) != 0) out.push_back(x);
   };
   if (fm || fn || fk) fusions.push_back({fm, fn, fk});
   if ((fm || fn) && fk) fusions.push_back({fm, fn, 0});
@@ -609,12 +616,7 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
       c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
       c.mma.tile_k = tk, c.mma.stages = x.stages;
       c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
-      try {
-        lower::check(c, comp, sizes, limits);
-        out.push_back(c);
-        with_split_k(c);
-      } catch (const error&) {
-      }
+      add(c);
     }
   // On sm_90, then the warpgroup MMA (mma = 2, docs/lowering.md 7.1): 2x1 warpgroups of 64x128
   // (4 stages), 64x256 and 128x128 (3 stages), 1x2 of 128x128; then the small tiles that mid-size
@@ -629,12 +631,7 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
         c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
         c.mma.tile_k = tf32 ? 32 : 64, c.mma.stages = x.stages;
         c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
-        try {
-          lower::check(c, comp, sizes, limits);
-          out.push_back(c);
-          with_split_k(c);
-        } catch (const error&) {
-        }
+        add(c);
       }
   }
   return out;

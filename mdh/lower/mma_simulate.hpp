@@ -93,6 +93,12 @@ inline std::int64_t wgmma_address(std::uint64_t desc, bool mn_major, std::int64_
   return a ^ (((a >> 7) & (width / 16 - 1)) << 4);
 }
 
+// Split-K: block z's share added to the sums of blocks 0..z-1, in the kernel's order (z = 0
+// sets them).
+inline void add_share(std::vector<float>& sum, const std::vector<float>& share, std::int64_t z) {
+  for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = z == 0 ? share[i] : sum[i] + share[i];
+}
+
 }  // namespace detail
 
 // Runs plan `p` (p.mma.on, no point-wise epilogue) on `in` (the computation's inputs) into `out`.
@@ -206,8 +212,7 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                 }
               }
             }
-            for (std::size_t i = 0; i < regs.size(); ++i)
-              regs[i] = z == 0 ? zregs[i] : regs[i] + zregs[i];
+            detail::add_share(regs, zregs, z);
           }
           for (std::int64_t wg = 0; wg < WG; ++wg)
             for (std::int64_t th = 0; th < 128; ++th)
@@ -268,7 +273,7 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                 zacc[std::size_t(i * m.block_n + j)] += s;
               }
           }
-          for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = z == 0 ? zacc[i] : acc[i] + zacc[i];
+          detail::add_share(acc, zacc, z);
         }
         for (std::int64_t i = 0; i < rows; ++i)
           for (std::int64_t j = 0; j < cols; ++j) {
