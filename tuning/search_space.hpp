@@ -17,11 +17,11 @@
 //              where some dimension's size is odd and >= 32 (has_edge_split_parameter), so the
 //              spaces of other shapes (the benchmark cases) are those of before it existed
 //   mma, mma_m, mma_n, mma_k, mma_warps_m, mma_warps_n, mma_tile_m, mma_tile_n, mma_tile_k,
-//              mma_stages, mma_swizzle, mma_split: the tensor-core path, only on a CUDA device for
-//              a contraction with a tensor-core type (has_mma_parameters); with mma = 1 (and mma =
-//              2, wgmma, on sm_90 devices only) the parameters above are not read (each MMA point
-//              repeats over them), with mma = 0 the mma_* sit at their defaults (rules.hpp), so
-//              spaces without it are unchanged
+//              mma_stages, mma_swizzle, mma_split, mma_tma: the tensor-core path, only on a CUDA
+//              device for a contraction with a tensor-core type (has_mma_parameters); with mma = 1
+//              (and mma = 2, wgmma, on sm_90 devices only) the parameters above are not read (each
+//              MMA point repeats over them), with mma = 0 the mma_* sit at their defaults
+//              (rules.hpp), so spaces without it are unchanged
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
 //              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
@@ -294,6 +294,8 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
   // block's share of the K steps non-empty)
   ps.emplace_back("mma_split", atf::set(std::vector<int64_t>(std::begin(detail::mma_split_values),
                                                              std::end(detail::mma_split_values))));
+  // TMA feeding wgmma (sm_90 only; check() refuses operands that are no box of their buffer)
+  ps.emplace_back("mma_tma", wgmma ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
   for (auto& [name, role] : detail::mma_fuse_parameters(comp)) {
     // every subset of the role's dimensions as a mask (the rules drop those with the innermost)
     const std::vector<std::size_t> ds = s.contraction->dims_of(role);
@@ -411,6 +413,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
     for (auto& n : detail::mma_optional_names(comp))
       if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
     if (a.contains("mma_split")) m["mma_split"] = a.get<std::int64_t>("mma_split");
+    if (a.contains("mma_tma")) m["mma_tma"] = a.get<std::int64_t>("mma_tma");
   }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
@@ -425,6 +428,7 @@ inline std::string kernel_key(const lower::config& c) {
   for (const char* n : {"mma_fuse_m", "mma_fuse_n", "mma_fuse_k", "mma_flip_a", "mma_flip_b"})
     if (all.at(n) != 0) m[n] = all.at(n);  // unfused keys as before fusion existed
   if (all.at("mma_split") != 1) m["mma_split"] = all.at("mma_split");  // and unsplit ones
+  if (all.at("mma_tma") != 0) m["mma_tma"] = all.at("mma_tma");        // and cp.async ones
   return nlohmann::json(m).dump();
 }
 inline std::string kernel_key(const lower::fused_config& c) { return nlohmann::json(c).dump(); }
@@ -459,6 +463,7 @@ inline atf::configuration to_space_configuration(
   if (with_mma) {
     for (auto& n : detail::mma_optional_names(comp)) a.set(n, m.at(n));
     a.set("mma_split", m.at("mma_split"));
+    a.set("mma_tma", m.at("mma_tma"));
   }
   if (with_edge_split < 0
           ? prefix.empty() && with_dims && with_blk_combine && has_edge_split_parameter(comp, sizes)

@@ -547,7 +547,8 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 // innermost M, N and K dimensions (fused with the others of their role first, see below), block
 // tiles of 128x128, 128x256, 256x128 and 64x64 from warp
 // tiles of 64x64 (32x32 for the small one), 3 or 4 cp.async stages, swizzled (TF32: padded);
-// on sm_90 then six warpgroup-MMA (mma = 2) starts; each start whose tiles leave SMs idle is
+// on sm_90 then six warpgroup-MMA (mma = 2) starts and five fed by TMA; each start whose tiles
+// leave SMs idle is
 // followed by its split-K variant (mma_split).
 // The parameters they do not read are those of `base` (a point of the space).
 inline std::vector<lower::config> mma_start_configurations(const ir::computation& comp,
@@ -633,6 +634,20 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
         c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
         add(c);
       }
+    // Then the same fed by TMA (mma_tma, where each operand's tile is a box of its buffer:
+    // add() drops the rest), with the deeper pipelines and wider tiles its lower register and
+    // issue cost leaves room for: 2x1 warpgroups of 64x256 and 128x128 (4 stages), 64x128 and
+    // 64x64 (5), one of 64x64 (4).
+    c.mma.tma = 1;
+    for (fusion f : fusions)
+      for (shape x : {shape{2, 1, 64, 256, 4}, shape{2, 1, 128, 128, 4}, shape{2, 1, 64, 128, 5},
+                      shape{2, 1, 64, 64, 5}, shape{1, 1, 64, 64, 4}}) {
+        c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
+        c.mma.tile_k = 64, c.mma.stages = x.stages;
+        c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
+        add(c);
+      }
+    c.mma.tma = 0;
   }
   return out;
 }

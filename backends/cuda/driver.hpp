@@ -37,6 +37,8 @@ struct driver_api {
                                       X(cuGraphExecDestroy) X(cuGraphDestroy)
   MDH_CUDA_FNS(MDH_CUDA_FN)
 #undef MDH_CUDA_FN
+  // Optional (CUDA 12 drivers on): tensor maps for TMA (mma_tma); null where the driver lacks it.
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
   std::string load_error;  // why the driver could not be loaded ("" when it was)
 };
 
@@ -57,6 +59,8 @@ inline const driver_api& driver_table() {
     a.load_error = std::string("the CUDA driver lacks ") + MDH_CUDA_STR(name);
     MDH_CUDA_FNS(MDH_CUDA_LOAD)
 #undef MDH_CUDA_LOAD
+    a.cuTensorMapEncodeTiled =
+        reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
     return a;
   }();
   return api;

@@ -17,6 +17,7 @@
 #include <backends/cuda/device_buffer.hpp>
 #include <backends/cuda/emit.hpp>
 #include <backends/cuda/nvrtc.hpp>
+#include <backends/cuda/tensor_map.hpp>
 
 namespace mdh::cuda {
 
@@ -93,6 +94,16 @@ class program {
     for (auto& p : partials_) ptrs.push_back(p.get());
     std::vector<void*> args;
     for (auto& p : ptrs) args.push_back(&p);
+    if (plan_.mma.tma) {  // the operands' tensor maps, encoded again only for new pointers
+      std::size_t j = 0;
+      for (const lower::mma_operand* o : {&plan_.mma.a, &plan_.mma.b}) {
+        tensor_map& t = maps_[j++];
+        const CUdeviceptr p = inputs[o->input];
+        if (!t.encoded || t.ptr != p)
+          t.map = encode_tensor_map(*o, p, "launch of " + plan_.name), t.ptr = p, t.encoded = true;
+        args.push_back(&t.map);
+      }
+    }
     for (std::size_t k = 0; k < functions_.size(); ++k) {
       const auto& l = plan_.kernels[k].launch;
       MDH_CU(cuLaunchKernel, functions_[k], unsigned(l.grid[0]), unsigned(l.grid[1]),
@@ -156,6 +167,12 @@ class program {
   CUmodule mod_ = nullptr;
   std::vector<CUfunction> functions_;
   std::vector<device_buffer<unsigned char>> partials_;  // then the counters, as in params
+  struct tensor_map {
+    CUtensorMap map{};
+    CUdeviceptr ptr = 0;
+    bool encoded = false;
+  };
+  tensor_map maps_[2];  // TMA (plan.mma.tma): A's and B's, for the pointer last launched with
 };
 
 }  // namespace mdh::cuda

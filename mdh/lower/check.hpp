@@ -72,6 +72,10 @@ inline void check_plan(const kernel_plan& p) {
   if (p.mma.on && p.mma.split > p.mma.steps)
     violated("mma_split", "mma_split <= K steps (" + v(p.mma.steps) + ")",
              "split=" + v(p.mma.split));
+  // TMA: each operand's tile must be a box of its buffer (mma_tiles says why not).
+  if (p.mma.on && cfg.mma.tma && !p.mma.tma)
+    violated("mma_tma", "mma_tma = 1: each operand's tile a TMA box of its buffer",
+             p.mma.tma_refused);
   // The last-block combine adds a static int (the "am I last" flag) next to the pool.
   const std::int64_t flag_bytes = p.blk_combine == block_combine_kind::last_block ? 4 : 0;
   if (p.shared_bytes + flag_bytes > limits.shared_per_block_optin)

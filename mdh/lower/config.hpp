@@ -76,6 +76,11 @@ struct mma_config {
   // shapes with fewer tiles than SMs); each writes its f32 partial sums, the tile's last block
   // adds them in split order and runs the epilogue. 1: one block per tile.
   std::int64_t split = 1;
+  // mma_tma (mma = 2 only): 1 = both tiles are filled by the Tensor Memory Accelerator
+  // (cp.async.bulk.tensor from a tensor map per operand, one thread issues them, mbarriers
+  // instead of block barriers between the steps); only where each operand's tile is one box of
+  // its buffer (mma_tiles decides, check refuses the rest). 0: cp.async by every thread.
+  std::int64_t tma = 0;
   friend bool operator==(const mma_config&, const mma_config&) = default;
 };
 
@@ -148,6 +153,7 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
     if (c.mma.flip_a) m["mma_flip_a"] = c.mma.flip_a;
     if (c.mma.flip_b) m["mma_flip_b"] = c.mma.flip_b;
     if (c.mma.split != 1) m["mma_split"] = c.mma.split;
+    if (c.mma.tma) m["mma_tma"] = c.mma.tma;
   }
   return m;
 }
@@ -168,6 +174,7 @@ inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
   m.emplace("mma_fuse_k", c.mma.fuse_k);
   m.emplace("mma_flip_a", c.mma.flip_a), m.emplace("mma_flip_b", c.mma.flip_b);
   m.emplace("mma_split", c.mma.split);
+  m.emplace("mma_tma", c.mma.tma);
   return m;
 }
 
@@ -222,6 +229,7 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
     if (m.count("mma_flip_a")) c.mma.flip_a = get("mma_flip_a");
     if (m.count("mma_flip_b")) c.mma.flip_b = get("mma_flip_b");
     if (m.count("mma_split")) c.mma.split = get("mma_split");  // added later: absent means 1
+    if (m.count("mma_tma")) c.mma.tma = get("mma_tma");        // added later: absent means 0
   }
   for (auto& [n, v] : m)
     if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");

@@ -135,6 +135,69 @@ inline void wgmma_operand_layout(mma_operand& x, std::int64_t mn_step) {
   x.load = mma_fragment_load::descriptor;
 }
 
+// TMA (mma_tma = 1): x's tile as boxes of a tensor map over its input buffer (mma_operand's tma
+// fields), or why it cannot be: the hardware copies a box of the buffer's own coordinates, so each
+// coordinate must be one dimension's index (coefficient 1, no offset; the tile's rows, its
+// contiguous columns, a grid.z or an outer K dimension), the contiguous one the buffer's
+// innermost, at most 5 of them, the outer strides multiples of 16 bytes; and K's coordinate must
+// end at K, since the zeros past a box's end are what makes a partial K tile add nothing.
+inline std::string tma_operand(const kernel_plan& p, mma_operand& x) {
+  const mma_plan& m = p.mma;
+  const auto& access = p.comp.inputs[x.input].accesses[x.access];
+  const global_buffer& g = p.inputs[x.input];
+  const std::string who = "input " + std::to_string(x.input) + " ('" + g.name + "')";
+  if (x.type == scalar_type::f32) return who + " is TF32: its tile is rounded in shared memory";
+  if (x.mn_dims.size() != 1 || x.k_dims.size() != 1)
+    return who + ": a fused axis (mma_fuse_*) is no box of the buffer";
+  const std::size_t rank = access.index.size();
+  if (rank > 5) return who + " has " + std::to_string(rank) + " coordinates (TMA: at most 5)";
+  const std::size_t col = x.k_contiguous ? x.k_dim : x.mn_dim,
+                    row = x.k_contiguous ? x.mn_dim : x.k_dim;
+  const std::int64_t elem = std::int64_t(size_of(x.type));
+  // rows per box: at most 256 (the hardware's limit), dividing the tile's rows in whole
+  // 8-row groups (the swizzle's period)
+  std::int64_t box_rows = std::min<std::int64_t>(x.rows, 256);
+  while (box_rows > 8 && (x.rows % box_rows != 0 || box_rows % 8 != 0)) --box_rows;
+  if (x.rows % box_rows != 0) return who + ": " + std::to_string(x.rows) + " rows in boxes";
+  x.tma_extent.clear(), x.tma_stride.clear(), x.tma_box.clear(), x.tma_dim.clear();
+  std::vector<bool> seen(p.comp.rank(), false);
+  for (std::size_t j = 0; j < rank; ++j) {
+    const std::size_t c = rank - 1 - j;  // map dimension j: buffer coordinate c
+    const auto& f = access.index[c];
+    std::size_t dim = p.comp.rank();
+    for (std::size_t d = 0; d < f.coeff.size(); ++d)
+      if (f.coeff[d] != 0) dim = dim == p.comp.rank() && f.coeff[d] == 1 ? d : p.comp.rank() + 1;
+    if (dim >= p.comp.rank() || f.offset != 0 || seen[dim])
+      return who + ": coordinate " + std::to_string(c) +
+             " is not one dimension's index (coefficient 1, no offset)";
+    seen[dim] = true;
+    const bool on_grid =
+        std::find(m.grid_dims.begin(), m.grid_dims.end(), dim) != m.grid_dims.end();
+    const bool outer =
+        std::find(m.outer_k_dims.begin(), m.outer_k_dims.end(), dim) != m.outer_k_dims.end();
+    if (dim != row && dim != col && !on_grid && !outer)
+      return who + ": coordinate " + std::to_string(c) + " walks a dimension of the tile's axes";
+    if (j == 0 && dim != col)
+      return who + ": the tile's contiguous index is not the buffer's innermost coordinate";
+    if (dim == m.k_dim && g.shape[c] != p.sizes[dim])
+      return who + ": K's coordinate runs past K in the buffer";
+    const std::int64_t stride = g.stride[c] * elem;
+    if (j > 0 && (stride % 16 != 0 || stride >= (std::int64_t(1) << 40)))
+      return who + ": coordinate " + std::to_string(c) + " has a stride of " +
+             std::to_string(stride) + " bytes (TMA: a multiple of 16)";
+    x.tma_extent.push_back(g.shape[c]);
+    x.tma_stride.push_back(j == 0 ? elem : stride);
+    x.tma_dim.push_back(dim);
+    x.tma_box.push_back(dim == col ? x.atom_cols : dim == row ? box_rows : 1);
+  }
+  x.tma_swizzle = x.atom_cols * elem;
+  x.tma_box_rows = box_rows;
+  x.tma_col_boxes = x.cols / x.atom_cols;
+  x.tma_row_boxes = x.rows / box_rows;
+  x.tma = true;
+  return "";
+}
+
 }  // namespace detail
 
 namespace passes {
@@ -214,6 +277,17 @@ inline void mma_tiles(kernel_plan& p) {
   p.scratch_bytes = 0;
   p.shared_bytes = p.tiles_bytes;
   if (m.wgmma) p.shared_bytes += 1024;  // the kernel aligns the pool to 1024 bytes itself
+  if (m.wgmma && c.tma) {  // both tiles by TMA, or the check pass refuses the configuration
+    m.tma_refused = lower::detail::tma_operand(p, m.a);
+    if (m.tma_refused.empty()) m.tma_refused = lower::detail::tma_operand(p, m.b);
+    m.tma = m.tma_refused.empty();
+    if (!m.tma) m.a.tma = m.b.tma = false;
+  }
+  if (m.tma) {  // the full and empty mbarriers of every stage after the tiles
+    m.tma_bytes = (m.a.rows * m.a.cols + m.b.rows * m.b.cols) * std::int64_t(size_of(m.a.type));
+    m.barriers_offset = p.tiles_bytes;
+    p.shared_bytes += 16 * m.stages;
+  }
 
   m.out_type = p.comp.outputs[0].type;
   for (std::size_t a = 0; a < p.comp.outputs[0].accesses.size(); ++a) {
@@ -348,6 +422,7 @@ config draw_wgmma_config(const ir::computation& comp, const std::vector<std::int
   c.mma.swizzle = 1;
   if (*mma_supported(comp).instruction == mma_instruction::m16n8k8_tf32)
     c.mma.flip_a = c.mma.flip_b = 0;  // TF32 tiles are K-major whatever the flips
+  c.mma.tma = pick({0, 1});           // check() refuses it where an operand's tile is no TMA box
   return c;
 }
 

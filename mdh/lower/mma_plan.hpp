@@ -100,6 +100,17 @@ struct mma_operand {
   // descriptor's fields: desc_lbo / desc_sbo (bytes) and desc_mode (1: 128B, 2: 64B, 3: 32B).
   std::int64_t atom_cols = 0;
   std::int64_t desc_lbo = 0, desc_sbo = 0, desc_mode = 0;
+  // TMA (mma_tma = 1): the stage is filled by cp.async.bulk.tensor boxes of a tensor map over
+  // the whole input buffer. Map dimension j (innermost first) is buffer coordinate rank-1-j:
+  // extent tma_extent[j], stride tma_stride[j] bytes (j >= 1), box tma_box[j] elements, its
+  // coordinate the index of dimension tma_dim[j]. The box is one swizzle atom: atom_cols
+  // along the contiguous index (tma_swizzle = its bytes, the hardware's 32/64/128-byte swizzle,
+  // which is the atom's XOR pattern), up to 256 rows; tma_col_boxes x tma_row_boxes boxes per
+  // stage. Elements outside the buffer arrive as zeros (the tile edges).
+  bool tma = false;
+  std::vector<std::int64_t> tma_extent, tma_stride, tma_box;
+  std::vector<std::size_t> tma_dim;
+  std::int64_t tma_swizzle = 0, tma_col_boxes = 0, tma_row_boxes = 0, tma_box_rows = 0;
   friend bool operator==(const mma_operand&, const mma_operand&) = default;
 };
 
@@ -189,6 +200,16 @@ struct mma_plan {
   // pair_epilogue: the same for a point-wise epilogue's outputs (the plan has one): two adjacent
   // accumulators go through it, and each of its outputs is stored as one word per pair.
   bool pair_epilogue = false;
+  // TMA (mma_tma = 1, both operands' tma): one thread issues each step's boxes, which complete
+  // the transaction count of the stage's `full` mbarrier (tma_bytes per stage); every warp
+  // waits on it instead of a block barrier, and after its wgmmas of a stage have completed
+  // arrives on the stage's `empty` mbarrier (count: the block's warps), which the issuing thread
+  // waits on before refilling it. The 2 * stages barriers (8 bytes each) lie at byte
+  // barriers_offset of the aligned pool. tma_refused: why mma_tma = 1 could not be planned (the
+  // check pass refuses the configuration with it); "" otherwise.
+  bool tma = false;
+  std::int64_t tma_bytes = 0, barriers_offset = 0;
+  std::string tma_refused;
   friend bool operator==(const mma_plan&, const mma_plan&) = default;
 };
 
@@ -219,6 +240,9 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
      << m.steps << " steps (" << m.k_tiles << " K tiles)";
   if (m.split > 1)
     os << ", split over " << m.split << " blocks per tile (f32 partials, the last block adds)";
+  if (m.tma)
+    os << ", TMA: " << m.tma_bytes << " bytes per stage, full/empty mbarriers at byte "
+       << m.barriers_offset;
   os << "\n";
   for (const mma_operand* o : {&m.a, &m.b}) {
     os << "  " << (o == &m.a ? "A" : "B") << ": input " << o->input << " access " << o->access
@@ -234,9 +258,18 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
          << ")";
     else
       os << " layout " << to_string(o->tile);
-    os << " at byte " << o->offset_bytes << " (+" << o->stage_bytes << " per stage), "
-       << (o->async_copy ? "cp.async 16-byte chunks with zero-fill" : "element copies") << " ("
-       << o->copies_per_thread << " per thread), fragments by " << to_string(o->load) << "\n";
+    os << " at byte " << o->offset_bytes << " (+" << o->stage_bytes << " per stage), ";
+    if (o->tma) {
+      os << "TMA boxes of";
+      for (std::size_t j = 0; j < o->tma_box.size(); ++j)
+        os << (j ? "x" : " ") << o->tma_box[j] << "(" << dim_names[o->tma_dim[j]] << ")";
+      os << " (" << o->tma_col_boxes << "x" << o->tma_row_boxes << " per stage, " << o->tma_swizzle
+         << "B swizzle)";
+    } else {
+      os << (o->async_copy ? "cp.async 16-byte chunks with zero-fill" : "element copies") << " ("
+         << o->copies_per_thread << " per thread)";
+    }
+    os << ", fragments by " << to_string(o->load) << "\n";
   }
   os << "  epilogue: f32 accumulators -> " << short_name(m.out_type) << ", " << m.writes.size()
      << " write(s) through the out_view" << (m.pair_store ? " in column pairs" : "")

@@ -263,6 +263,12 @@ class mma_printer {
     for (auto& g : p_.outputs) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
     for (auto* list : {&p_.partials, &p_.counters})  // split-K's partials and counters
       for (auto& g : *list) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
+    if (m_.tma) {  // the tensor maps, passed by value in the parameter space
+      out_.line("// A CUtensorMap (cuda.h), passed as a __grid_constant__ kernel parameter.");
+      out_.line("struct __align__(64) mdh_tensor_map { unsigned long long opaque[16]; };");
+      params += ", const __grid_constant__ mdh_tensor_map tmap_a";
+      params += ", const __grid_constant__ mdh_tensor_map tmap_b";
+    }
     out_.line(d_.kernel_head(p_, k) + k.name + "(" + params + ") {");
     out_.line("extern __shared__ __align__(1024) unsigned char mdh_smem_pool[];");
     out_.line("const int tid = " + d_.thread_id(0) + ";");
@@ -283,18 +289,24 @@ class mma_printer {
     out_.line("const unsigned pad = (1024u - (smem_base & 1023u)) & 1023u;");
     out_.line("smem_base += pad;");
     // the element copies' stores, TF32's rounding
-    if (!m_.a.async_copy || !m_.b.async_copy || m_.instruction == mma_instruction::m16n8k8_tf32)
+    if (!m_.tma &&
+        (!m_.a.async_copy || !m_.b.async_copy || m_.instruction == mma_instruction::m16n8k8_tf32))
       out_.line("unsigned char* const mdh_smem = mdh_smem_pool + pad;");
     out_.line("float acc[" + num(m_.frags_m) + "][" + num(m_.frags_n) + "][4];");
     loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
          "; ++i) (&acc[0][0][0])[i] = 0.0f;");
-    print_load_step();
     const std::int64_t ahead = m_.copies_ahead;
-    out_.line("// prologue: the first " + num(ahead) + " step(s) in flight");
-    loop("for (int s = 0; s < " + num(ahead) + "; ++s) {");
-    out_.line("if (" + at_step("s") + " < " + step_end() + ") load_step(" + at_step("s") + ", s);");
-    out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
-    out_.line("}");
+    if (m_.tma) {
+      print_tma_step();
+    } else {
+      print_load_step();
+      out_.line("// prologue: the first " + num(ahead) + " step(s) in flight");
+      loop("for (int s = 0; s < " + num(ahead) + "; ++s) {");
+      out_.line("if (" + at_step("s") + " < " + step_end() + ") load_step(" + at_step("s") +
+                ", s);");
+      out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+      out_.line("}");
+    }
     // descriptor bits 16-29: LBO >> 4, 32-45: SBO >> 4, 62-63: swizzle mode; 0-13: start >> 4
     auto desc_hi = [&](const mma_operand& o) { return std::to_string(wgmma_desc_hi(o)) + "ull"; };
     out_.line("// matrix descriptors: LBO, SBO and swizzle mode; the start address is added");
@@ -307,20 +319,27 @@ class mma_printer {
     const bool tf32 = m_.instruction == mma_instruction::m16n8k8_tf32;
     if (tf32) print_round_step();
     out_.line("for (int step = " + step_begin() + "; step < " + step_end() + "; ++step) {");
-    out_.line("asm volatile(\"cp.async.wait_group " + num(ahead - 1) +
-              ";\\n\" ::: \"memory\");  // step's copies have landed");
-    if (tf32) out_.line("round_step(" + in_range("step") + " % " + num(m_.stages) + ");");
-    out_.line(
-        "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");  // visible to wgmma");
-    out_.line(d_.barrier() + "  // ... for every thread; every warpgroup is done with step - " +
-              num(m_.wgmma_depth + 1));
-    out_.line("{");
-    out_.line("const int next = step + " + num(ahead) + ";");
-    out_.line("if (next < " + step_end() + ") load_step(next, " + in_range("next") + " % " +
-              num(m_.stages) + ");");
-    out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
-    out_.line("}");
-    out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
+    if (m_.tma) {
+      out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
+      out_.line("wait_barrier(bar_full + slot * 8, (" + in_range("step") + " / " + num(m_.stages) +
+                ") & 1);  // the step's boxes have landed");
+    } else {
+      out_.line("asm volatile(\"cp.async.wait_group " + num(ahead - 1) +
+                ";\\n\" ::: \"memory\");  // step's copies have landed");
+      if (tf32) out_.line("round_step(" + in_range("step") + " % " + num(m_.stages) + ");");
+      out_.line(
+          "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");  // visible to "
+          "wgmma");
+      out_.line(d_.barrier() + "  // ... for every thread; every warpgroup is done with step - " +
+                num(m_.wgmma_depth + 1));
+      out_.line("{");
+      out_.line("const int next = step + " + num(ahead) + ";");
+      out_.line("if (next < " + step_end() + ") load_step(next, " + in_range("next") + " % " +
+                num(m_.stages) + ");");
+      out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+      out_.line("}");
+      out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
+    }
     out_.line("const unsigned a_base = smem_base + " + num(m_.a.offset_bytes) + " + slot * " +
               num(m_.a.stage_bytes) + " + wm * " + num(m_.warp_m * mnb_a) + ";");
     out_.line("const unsigned b_base = smem_base + " + num(m_.b.offset_bytes) + " + slot * " +
@@ -355,6 +374,7 @@ class mma_printer {
     out_.line("asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");");
     out_.line("asm volatile(\"wgmma.wait_group.sync.aligned " + num(m_.wgmma_depth) +
               ";\\n\" ::: \"memory\");");
+    if (m_.tma) print_tma_release();
     out_.line("}");
     if (m_.wgmma_depth > 0)
       out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
@@ -365,6 +385,117 @@ class mma_printer {
     print_epilogue();
     out_.line("}");
     return out_.str();
+  }
+
+  // TMA (mma_plan::tma): the stages' full and empty mbarriers, wait_barrier, and tma_step(step,
+  // slot), which thread 0 calls: arm the stage's full barrier with the step's bytes, then issue
+  // every box of both operands, each completing its bytes on that barrier. Then the prologue:
+  // the first `stages` steps in flight.
+  void print_tma_step() {
+    const std::string S = num(m_.stages);
+    out_.line(
+        "// TMA: full[s] (the boxes of stage s landed: transaction bytes) and empty[s] (every");
+    out_.line("// warp's wgmmas on stage s completed) mbarriers, after the tiles");
+    out_.line("const unsigned bar_full = smem_base + " + num(m_.barriers_offset) +
+              ", bar_empty = bar_full + " + num(8 * m_.stages) + ";");
+    out_.line("if (tid == 0) {");
+    loop("for (int s = 0; s < " + S + "; ++s) {");
+    out_.line(
+        "asm volatile(\"mbarrier.init.shared::cta.b64 [%0], 1;\\n\" :: \"r\"(bar_full + s * 8) : "
+        "\"memory\");");
+    out_.line(
+        "asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(bar_empty + s * "
+        "8), \"r\"(" +
+        num(p_.threads / 32) + ") : \"memory\");");
+    out_.line("}");
+    out_.line(
+        "asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");  // visible to "
+        "the async proxy");
+    out_.line("}");
+    out_.line(d_.barrier());
+    out_.line("// until the phase of parity `phase` of barrier `bar` has completed");
+    out_.line("auto wait_barrier = [](unsigned bar, unsigned phase) {");
+    out_.line("unsigned done = 0;");
+    out_.line("do {");
+    out_.line(
+        "asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], "
+        "%2;\\nselp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(phase) : "
+        "\"memory\");");
+    out_.line("} while (!done);");
+    out_.line("};");
+    out_.line("// the boxes of one step into stage `slot` (thread 0 only)");
+    out_.line("auto tma_step = [&](int step, int slot) {");
+    out_.line("const int k_blk = (step % " + num(m_.k_tiles) + ") * " + num(m_.block_k) + ";");
+    if (!m_.outer_k_dims.empty())
+      decode("(idx_t)(step / " + num(m_.k_tiles) + ")", m_.outer_k_dims,
+             "the other pw dimensions, around the K tiles");
+    out_.line("const unsigned full = bar_full + slot * 8;");
+    out_.line(
+        "asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n\" :: "
+        "\"r\"(full), \"r\"(" +
+        num(m_.tma_bytes) + ") : \"memory\");");
+    print_tma_boxes(m_.a, "tmap_a", "m_blk");
+    print_tma_boxes(m_.b, "tmap_b", "n_blk");
+    out_.line("};");
+    out_.line("// prologue: the first " + S + " step(s) in flight");
+    out_.line("if (tid == 0)");
+    loop("for (int s = 0; s < " + S + "; ++s)");
+    out_.line("  if (" + at_step("s") + " < " + step_end() + ") tma_step(" + at_step("s") +
+              ", s);");
+    out_.line("__syncwarp();");
+  }
+
+  // The boxes of operand o for one step: column block cb (atom_cols of the contiguous index) and
+  // row block rb of the stage, at coordinates (innermost first) from the tile's origin.
+  void print_tma_boxes(const mma_operand& o, const std::string& map, const std::string& mn_blk) {
+    const std::int64_t elem = std::int64_t(size_of(o.type));
+    const std::size_t col = o.k_contiguous ? o.k_dim : o.mn_dim;
+    const std::size_t row = o.k_contiguous ? o.mn_dim : o.k_dim;
+    const std::string col_blk = o.k_contiguous ? "k_blk" : mn_blk,
+                      row_blk = o.k_contiguous ? mn_blk : "k_blk";
+    const std::size_t n = o.tma_dim.size();
+    std::string regs;  // %3, %4, ...: the coordinates, innermost first
+    for (std::size_t j = 0; j < n; ++j) regs += (j ? ", %" : "%") + num(std::int64_t(j) + 3);
+    for (std::int64_t cb = 0; cb < o.tma_col_boxes; ++cb)
+      for (std::int64_t rb = 0; rb < o.tma_row_boxes; ++rb) {
+        const std::int64_t dst =
+            o.offset_bytes + (cb * o.rows + rb * o.tma_box_rows) * o.atom_cols * elem;
+        std::string coords;
+        for (std::size_t j = 0; j < n; ++j) {
+          const std::size_t d = o.tma_dim[j];
+          const std::string c = d == col   ? col_blk + " + " + num(cb * o.atom_cols)
+                                : d == row ? row_blk + " + " + num(rb * o.tma_box_rows)
+                                           : ev(d);
+          coords += ", \"r\"((int)(" + c + "))";
+        }
+        out_.line("asm volatile(\"cp.async.bulk.tensor." + num(std::int64_t(n)) +
+                  "d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {" + regs +
+                  "}], [%2];\\n\" :: \"r\"(smem_base + " + num(dst) + " + slot * " +
+                  num(o.stage_bytes) + "), \"l\"(&" + map + "), \"r\"(full)" + coords +
+                  " : \"memory\");");
+      }
+  }
+
+  // TMA: after the wait_group of step i, this warp's wgmmas of step done = i - wgmma_depth have
+  // completed: the warp counts itself in that stage's empty barrier, and thread 0, once every
+  // warp has, refills the stage with step done + stages.
+  void print_tma_release() {
+    const std::string S = num(m_.stages);
+    out_.line("{");
+    out_.line("const int done = " + in_range("step") + " - " + num(m_.wgmma_depth) +
+              ";  // this warp's wgmmas of that step have completed");
+    out_.line("if (done >= 0) {");
+    out_.line("const unsigned empty = bar_empty + (done % " + S + ") * 8;");
+    out_.line(
+        "if (lane == 0) asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: "
+        "\"r\"(empty) : \"memory\");");
+    out_.line("if (tid == 0 && " + at_step("done + " + S) + " < " + step_end() + ") {");
+    out_.line("wait_barrier(empty, (done / " + S + ") & 1);  // every warp is done with the stage");
+    out_.line("tma_step(" + at_step("done + " + S) + ", done % " + S + ");");
+    out_.line("}");
+    out_.line("}");
+    out_.line("__syncwarp();  // warp 0 converged again before the next aligned wgmma.fence");
+    out_.line("}");
   }
 
   // TF32 (wgmma reads the f32 bits of shared memory as they are): round_step(slot) rounds, by

@@ -118,6 +118,19 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                   std::int64_t k_blk, std::vector<float>& tile) {
     tile.assign(std::size_t(o.stage_bytes / std::int64_t(size_of(o.type))), 0.0f);
     const buffer_ref& b = in.at(o.input);
+    if (o.tma) {  // TMA boxes: an element is read where every coordinate is inside the buffer
+      for (std::int64_t r = 0; r < o.rows; ++r)
+        for (std::int64_t col = 0; col < o.cols; ++col) {
+          e[o.k_contiguous ? o.mn_dim : o.k_dim] = (o.k_contiguous ? mn_blk : k_blk) + r;
+          e[o.k_contiguous ? o.k_dim : o.mn_dim] = (o.k_contiguous ? k_blk : mn_blk) + col;
+          bool inside = true;
+          for (std::size_t j = 0; j < o.tma_dim.size(); ++j)
+            inside = inside && e[o.tma_dim[j]] >= 0 && e[o.tma_dim[j]] < o.tma_extent[j];
+          tile[std::size_t(tile_offset(o, r, col))] =
+              inside ? detail::mma_read(b, detail::mma_offset(o.coeff, o.constant, e)) : 0.0f;
+        }
+      return;
+    }
     const std::int64_t V = o.async_copy ? o.chunk : 1;
     for (std::int64_t r = 0; r < o.rows; ++r)
       for (std::int64_t col = 0; col < o.cols; col += V) {

@@ -139,7 +139,8 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                                                            {"mma_fuse_k", off.fuse_k},
                                                            {"mma_flip_a", off.flip_a},
                                                            {"mma_flip_b", off.flip_b},
-                                                           {"mma_split", off.split}};
+                                                           {"mma_split", off.split},
+                                                           {"mma_tma", off.tma}};
   for (auto [name, value] : defaults)
     add("mma = 0: the mma_* parameters at their defaults", {"mma", name},
         [name = std::string(name), value](values v) {
@@ -243,6 +244,12 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
     return v[0] != 0 && (v[1] < 1 || v[1] > 16) ? broken("mma_split", "split=" + str(v[1]))
                                                 : holds();
   });
+  add("mma_tma in {0, 1}, 1 only with mma = 2 (the Tensor Memory Accelerator feeds wgmma)",
+      {"mma", "mma_tma"}, [](values v) {
+        return v[0] != 0 && (v[1] < 0 || v[1] > 1 || (v[1] == 1 && v[0] != 2))
+                   ? broken("mma_tma", "tma=" + str(v[1]) + " with mma=" + str(v[0]))
+                   : holds();
+      });
   add("mma_swizzle in {0 = padded rows, 1 = XOR swizzle (16-bit types only)}",
       {"mma", "mma_swizzle"}, [tf32](values v) {
         return v[0] == 1 && (v[1] < 0 || v[1] > 1 || (tf32 && v[1] == 1))

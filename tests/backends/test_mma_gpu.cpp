@@ -388,3 +388,68 @@ TEST_CASE("CUDA: split-K MMA plans match the reference, launch after launch of o
   }
   CHECK(total >= 5);
 }
+
+// TMA (mma_tma = 1): both tiles of each step arrive as tensor-map boxes, counted on the stage's
+// mbarrier; random wgmma configurations with TMA of the cases whose rows are 16-byte multiples
+// (the rest: check() refuses TMA), sizes that leave partial tiles along M, N and K (the boxes'
+// zero fill), batched and transposed operands, a TCCG contraction (4-D boxes), a point-wise
+// epilogue, split-K launched three times, and bf16 / f16.
+TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  if (!sm90_or_skip(lim)) return;
+  int total = 0;
+  auto check = [&](const std::string& name, const auto& op, const std::vector<std::int64_t>& s,
+                   int configs, std::int64_t split = 1, std::vector<std::int64_t> axes = {}) {
+    INFO(name);
+    const ir::computation& x = op.ir();
+    const test::case_data d = epilogue_case_data(op, s, 53);
+    const std::int64_t L = tuning::reduction_length(x, s);
+    std::mt19937_64 rng(std::hash<std::string>{}(name) + 7);
+    int found = 0;
+    for (int attempt = 0; attempt < 400 && found < configs; ++attempt) {
+      lower::config c = lower::draw_wgmma_config(x, s, rng);
+      c.mma.tma = 1, c.mma.split = split;
+      if (!axes.empty())  // M, N, K whose tiles are boxes (a random draw rarely finds them)
+        c.mma.m = axes[0], c.mma.n = axes[1], c.mma.k = axes[2],
+        c.mma.fuse_m = c.mma.fuse_n = c.mma.fuse_k = c.mma.flip_a = c.mma.flip_b = 0;
+      try {
+        lower::check(c, x, s, lim);
+      } catch (const error&) {
+        continue;
+      }
+      const auto plan = lower::lower(x, s, c, lim);
+      REQUIRE(plan.mma.tma);
+      cuda::program prog(dev(), plan);
+      for (int launch = 0; launch < (split > 1 ? 3 : 1); ++launch) {
+        std::vector<host_buffer> got;
+        for (auto& w : d.want) {
+          got.emplace_back(w.type(), w.shape());
+          std::memset(got.back().data(), 0xff, got.back().bytes());
+        }
+        std::vector<buffer_ref> in = d.in_refs(), out(got.begin(), got.end());
+        prog.run(in, out);
+        for (std::size_t o = 0; o < got.size(); ++o) {
+          auto msg = tuning::compare(got[o], d.want[o], L);
+          REQUIRE_MESSAGE(msg.empty(), name, " launch ", launch, " output ", o, ": ", msg, "\n",
+                          nlohmann::json(plan.cfg).dump(), "\n", lower::to_string(plan),
+                          mismatches(got[o], d.want[o], tuning::tolerance(d.want[o].type(), L)));
+        }
+      }
+      ++found, ++total;
+    }
+    CHECK_MESSAGE(found == configs, name, ": ", found, " TMA configurations drawn");
+  };
+  const std::vector<std::int64_t> mm{200, 264, 136}, bmm{2, 3, 72, 136, 40};
+  check("bf16 matmul", ops::matmul<bf16>(), mm, 8);
+  check("f16 matmul", ops::matmul<f16>(), mm, 4);
+  check("bf16 matmul_t", ops::matmul_t<bf16>(), mm, 4);
+  check("bf16 batch_matmul", ops::batch_matmul<bf16>(), bmm, 4);
+  check("f16 batch_matmul_nt", ops::batch_matmul<f16, false, true>(), bmm, 4);
+  // a, c innermost in A(d, e, g, a) and B(g, f, b, c): 4-D boxes, d, e, f, b on grid.z
+  check("bf16 tccg_abcdef_dega_gfbc", ops::tccg_abcdef_dega_gfbc<bf16>(), {16, 2, 24, 3, 2, 3, 40},
+        4, 1, {0, 2, 6});
+  check("bf16 matmul_bias_gelu", ops::matmul_bias_gelu<bf16>(), mm, 4);
+  check("bf16 matmul split-K 3", ops::matmul<bf16>(), {128, 256, 1024}, 3, 3);
+  MESSAGE(total, " TMA kernels checked on the GPU");
+}

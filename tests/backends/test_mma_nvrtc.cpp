@@ -736,3 +736,86 @@ TEST_CASE("split-K: a start whose tiles leave SMs idle comes with its split vari
     if (c.mma.on == 2 && c.mma.warps_m * c.mma.tile_m == 128 && c.mma.warps_n * c.mma.tile_n == 128)
       CHECK(c.mma.split == 1);
 }
+
+TEST_CASE(
+    "TMA (mma_tma): tiles that are boxes of their buffers are planned as tensor-map boxes, "
+    "compiled by NVRTC and computed right (simulate_mma); the rest is refused, saying why") {
+  auto lim = lower::h100_limits();
+  cuda::module_cache cache("");
+  int total = 0;
+  auto check = [&](const std::string& name, const auto& op, const std::vector<std::int64_t>& s,
+                   int configs, std::vector<std::int64_t> axes = {}) {
+    INFO(name);
+    const ir::computation& x = op.ir();
+    auto d = test::make_case_data(op, s, 61);
+    const std::int64_t L = tuning::reduction_length(x, s);
+    std::mt19937_64 rng(std::hash<std::string>{}(name) + 5);
+    int found = 0;
+    for (int attempt = 0; attempt < 400 && found < configs; ++attempt) {
+      lower::config c = lower::draw_wgmma_config(x, s, rng);
+      c.mma.tma = 1;
+      if (!axes.empty())  // M, N, K whose tiles are boxes (a random draw rarely finds them)
+        c.mma.m = axes[0], c.mma.n = axes[1], c.mma.k = axes[2],
+        c.mma.fuse_m = c.mma.fuse_n = c.mma.fuse_k = c.mma.flip_a = c.mma.flip_b = 0;
+      lower::kernel_plan plan;
+      try {
+        plan = lower::lower(x, s, c, lim);
+      } catch (const error&) {
+        continue;
+      }
+      INFO(lower::to_string(plan));
+      REQUIRE(plan.mma.tma);
+      CHECK(plan.mma.a.tma);
+      CHECK(plan.mma.b.tma);
+      CHECK(plan.mma.tma_bytes ==
+            (plan.mma.a.rows * plan.mma.a.cols + plan.mma.b.rows * plan.mma.b.cols) *
+                std::int64_t(size_of(plan.mma.a.type)));
+      CHECK(has(lower::to_string(plan), "TMA boxes of"));
+      const std::string src = cuda::emit(plan);
+      CHECK(has(src, "cp.async.bulk.tensor"));
+      CHECK(has(src, "mbarrier.try_wait.parity"));
+      CHECK(!has(src, "cp.async.cg"));  // no thread copies a chunk itself
+      auto m = cuda::compile(plan, "sm_90", cache);
+      CHECK(!m->cubin.empty());
+      auto msg = simulated_mismatch(plan, d, L);
+      CHECK_MESSAGE(msg.empty(), msg);
+      ++found, ++total;
+    }
+    CHECK_MESSAGE(found == configs, name, ": ", found, " TMA configurations drawn");
+  };
+  const std::vector<std::int64_t> mm{72, 136, 40}, bmm{2, 3, 24, 40, 16};
+  check("bf16 matmul", ops::matmul<bf16>(), mm, 6);
+  check("f16 matmul_t", ops::matmul_t<f16>(), mm, 3);
+  check("bf16 batch_matmul", ops::batch_matmul<bf16>(), bmm, 3);
+  check("bf16 batch_matmul_nt", ops::batch_matmul<bf16, false, true>(), bmm, 3);
+  // a, c innermost in A(d, e, g, a) and B(g, f, b, c): 4-D boxes, d, e, f, b on grid.z
+  check("bf16 tccg_abcdef_dega_gfbc", ops::tccg_abcdef_dega_gfbc<bf16>(), {8, 2, 16, 3, 2, 3, 24},
+        3, {0, 2, 6});
+  MESSAGE(total, " TMA plans compiled and simulated");
+
+  // refused, naming the parameter and the reason: rows of 77 bf16 (154 bytes), TF32, mma = 1
+  auto x = ops::matmul<bf16>().ir();
+  lower::config c = lower::default_config(x, {97, 101, 77});
+  c.mma.on = 2, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.swizzle = 1, c.mma.warps_m = 1;
+  c.mma.warps_n = 1, c.mma.tile_m = 64, c.mma.tile_n = 64, c.mma.tile_k = 32, c.mma.stages = 3;
+  c.mma.tma = 1;
+  CHECK_THROWS_WITH_AS(lower::check(c, x, {97, 101, 77}, lim),
+                       doctest::Contains("parameter mma_tma"), error);
+  CHECK_THROWS_WITH_AS(lower::check(c, x, {97, 101, 77}, lim),
+                       doctest::Contains("a multiple of 16"), error);
+  CHECK_NOTHROW(lower::check(c, x, {96, 104, 80}, lim));
+  auto t = ops::matmul<float>().with_precision(ir::precision::tf32).ir();
+  CHECK_THROWS_WITH_AS(lower::check(c, t, {96, 104, 80}, lim), doctest::Contains("TF32"), error);
+  c.mma.on = 1;
+  CHECK_THROWS_WITH_AS(lower::check(c, x, {96, 104, 80}, lim),
+                       doctest::Contains("parameter mma_tma"), error);
+  // without mma_tma the source is that of before it (no tensor map, no mbarrier)
+  c.mma.on = 2, c.mma.tma = 0;
+  const std::string plain = cuda::emit(lower::lower(x, {96, 104, 80}, c, lim));
+  CHECK(!has(plain, "mdh_tensor_map"));
+  CHECK(!has(plain, "mbarrier"));
+  CHECK(lower::to_map(c).count("mma_tma") == 0);
+  c.mma.tma = 1;
+  CHECK(lower::to_map(c).at("mma_tma") == 1);
+  CHECK(lower::from_map(lower::to_map(c), x.rank(), x.inputs.size()) == c);
+}
