@@ -17,11 +17,11 @@
 //              where some dimension's size is odd and >= 32 (has_edge_split_parameter), so the
 //              spaces of other shapes (the benchmark cases) are those of before it existed
 //   mma, mma_m, mma_n, mma_k, mma_warps_m, mma_warps_n, mma_tile_m, mma_tile_n, mma_tile_k,
-//              mma_stages, mma_swizzle, mma_split, mma_tma: the tensor-core path, only on a CUDA
-//              device for a contraction with a tensor-core type (has_mma_parameters); with mma = 1
-//              (and mma = 2, wgmma, on sm_90 devices only) the parameters above are not read (each
-//              MMA point repeats over them), with mma = 0 the mma_* sit at their defaults
-//              (rules.hpp), so spaces without it are unchanged
+//              mma_stages, mma_swizzle, mma_split, mma_tma, mma_persistent: the tensor-core path,
+//              only on a CUDA device for a contraction with a tensor-core type
+//              (has_mma_parameters); with mma = 1 (and mma = 2, wgmma, on sm_90 devices only) the
+//              parameters above are not read (each MMA point repeats over them), with mma = 0 the
+//              mma_* sit at their defaults (rules.hpp), so spaces without it are unchanged
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
 //              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
@@ -281,11 +281,15 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
   ps.emplace_back("mma_k", dims(ir::contraction_role::k));
   ps.emplace_back("mma_warps_m", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
   ps.emplace_back("mma_warps_n", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
-  ps.emplace_back("mma_tile_m", atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
-  ps.emplace_back(
-      "mma_tile_n",
-      wgmma ? atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}, int64_t{256}})
-            : atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
+  // warpgroup tiles of 192 and 256 rows on sm_90 (mma = 1 keeps to 128: the rules)
+  ps.emplace_back("mma_tile_m",
+                  wgmma ? atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128},
+                                    int64_t{192}, int64_t{256}})
+                        : atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
+  ps.emplace_back("mma_tile_n",
+                  wgmma ? atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128},
+                                    int64_t{192}, int64_t{256}})
+                        : atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
   ps.emplace_back("mma_tile_k", tf32 ? atf::set({int64_t{8}, int64_t{16}, int64_t{32}})
                                      : atf::set({int64_t{16}, int64_t{32}, int64_t{64}}));
   ps.emplace_back("mma_stages", atf::set({int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}}));
@@ -296,6 +300,9 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
                                                              std::end(detail::mma_split_values))));
   // TMA feeding wgmma (sm_90 only; check() refuses operands that are no box of their buffer)
   ps.emplace_back("mma_tma", wgmma ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
+  // the persistent warp-specialised kernel (with TMA, unsplit)
+  ps.emplace_back("mma_persistent",
+                  wgmma ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
   for (auto& [name, role] : detail::mma_fuse_parameters(comp)) {
     // every subset of the role's dimensions as a mask (the rules drop those with the innermost)
     const std::vector<std::size_t> ds = s.contraction->dims_of(role);
@@ -414,6 +421,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
       if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
     if (a.contains("mma_split")) m["mma_split"] = a.get<std::int64_t>("mma_split");
     if (a.contains("mma_tma")) m["mma_tma"] = a.get<std::int64_t>("mma_tma");
+    if (a.contains("mma_persistent")) m["mma_persistent"] = a.get<std::int64_t>("mma_persistent");
   }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
@@ -464,6 +472,7 @@ inline atf::configuration to_space_configuration(
     for (auto& n : detail::mma_optional_names(comp)) a.set(n, m.at(n));
     a.set("mma_split", m.at("mma_split"));
     a.set("mma_tma", m.at("mma_tma"));
+    a.set("mma_persistent", m.at("mma_persistent"));
   }
   if (with_edge_split < 0
           ? prefix.empty() && with_dims && with_blk_combine && has_edge_split_parameter(comp, sizes)

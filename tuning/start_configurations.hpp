@@ -547,8 +547,8 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 // innermost M, N and K dimensions (fused with the others of their role first, see below), block
 // tiles of 128x128, 128x256, 256x128 and 64x64 from warp
 // tiles of 64x64 (32x32 for the small one), 3 or 4 cp.async stages, swizzled (TF32: padded);
-// on sm_90 then six warpgroup-MMA (mma = 2) starts and five fed by TMA; each start whose tiles
-// leave SMs idle is
+// on sm_90 then six warpgroup-MMA (mma = 2) starts and ten fed by TMA (four of them persistent);
+// each start whose tiles leave SMs idle is
 // followed by its split-K variant (mma_split).
 // The parameters they do not read are those of `base` (a point of the space).
 inline std::vector<lower::config> mma_start_configurations(const ir::computation& comp,
@@ -634,20 +634,30 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
         c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
         add(c);
       }
-    // Then the same fed by TMA (mma_tma, where each operand's tile is a box of its buffer:
-    // add() drops the rest), with the deeper pipelines and wider tiles its lower register and
-    // issue cost leaves room for: 2x1 warpgroups of 64x256 and 128x128 (4 stages), 64x128 and
-    // 64x64 (5), one of 64x64 (4).
+    // Then fed by TMA (mma_tma, where each operand's tile is a box of its buffer: add() drops
+    // the rest), with the deeper pipelines and wider tiles its lower register and issue cost
+    // leaves room for: 2x1 warpgroups of 64x128 and 64x64 (5 stages), 64x256 and 128x128 (4),
+    // 1x2 of 192x64 (5; 192-row tiles divide a wave better where 128 leave half a wave), one of
+    // 64x64 (4); then the large ones persistent and warp-specialised (mma_persistent: a
+    // producer warpgroup issues the boxes, running ahead across the tiles a block walks).
+    struct tma_shape {
+      shape x;
+      std::int64_t persistent;
+    };
     c.mma.tma = 1;
     for (fusion f : fusions)
-      for (shape x : {shape{2, 1, 64, 256, 4}, shape{2, 1, 128, 128, 4}, shape{2, 1, 64, 128, 5},
-                      shape{2, 1, 64, 64, 5}, shape{1, 1, 64, 64, 4}}) {
+      for (tma_shape t : {tma_shape{{2, 1, 64, 128, 5}, 0}, tma_shape{{2, 1, 64, 256, 4}, 0},
+                          tma_shape{{2, 1, 128, 128, 4}, 0}, tma_shape{{1, 2, 192, 64, 5}, 0},
+                          tma_shape{{2, 1, 64, 64, 5}, 0}, tma_shape{{1, 1, 64, 64, 4}, 0},
+                          tma_shape{{2, 1, 64, 256, 4}, 1}, tma_shape{{1, 2, 192, 64, 5}, 1},
+                          tma_shape{{2, 1, 64, 128, 5}, 1}, tma_shape{{2, 1, 128, 128, 4}, 1}}) {
+        const shape& x = t.x;
         c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
-        c.mma.tile_k = 64, c.mma.stages = x.stages;
+        c.mma.tile_k = 64, c.mma.stages = x.stages, c.mma.persistent = t.persistent;
         c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
         add(c);
       }
-    c.mma.tma = 0;
+    c.mma.tma = 0, c.mma.persistent = 0;
   }
   return out;
 }

@@ -81,6 +81,11 @@ struct mma_config {
   // instead of block barriers between the steps); only where each operand's tile is one box of
   // its buffer (mma_tiles decides, check refuses the rest). 0: cp.async by every thread.
   std::int64_t tma = 0;
+  // mma_persistent (with mma_tma = 1, unsplit): a persistent, warp-specialised kernel: as many
+  // blocks as fit the SMs at once, each walking output tiles; one more warpgroup per block
+  // produces (issues the TMA boxes of every tile's steps, running ahead across tiles) while the
+  // others compute and store. 0: one block per tile, every warpgroup computing.
+  std::int64_t persistent = 0;
   friend bool operator==(const mma_config&, const mma_config&) = default;
 };
 
@@ -154,6 +159,7 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
     if (c.mma.flip_b) m["mma_flip_b"] = c.mma.flip_b;
     if (c.mma.split != 1) m["mma_split"] = c.mma.split;
     if (c.mma.tma) m["mma_tma"] = c.mma.tma;
+    if (c.mma.persistent) m["mma_persistent"] = c.mma.persistent;
   }
   return m;
 }
@@ -175,6 +181,7 @@ inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
   m.emplace("mma_flip_a", c.mma.flip_a), m.emplace("mma_flip_b", c.mma.flip_b);
   m.emplace("mma_split", c.mma.split);
   m.emplace("mma_tma", c.mma.tma);
+  m.emplace("mma_persistent", c.mma.persistent);
   return m;
 }
 
@@ -230,6 +237,7 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
     if (m.count("mma_flip_b")) c.mma.flip_b = get("mma_flip_b");
     if (m.count("mma_split")) c.mma.split = get("mma_split");  // added later: absent means 1
     if (m.count("mma_tma")) c.mma.tma = get("mma_tma");        // added later: absent means 0
+    if (m.count("mma_persistent")) c.mma.persistent = get("mma_persistent");  // the same
   }
   for (auto& [n, v] : m)
     if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");

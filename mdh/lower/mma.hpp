@@ -326,6 +326,17 @@ inline void mma_tiles(kernel_plan& p) {
   k.launch.grid[0] = ceil_div(m.size_n, m.block_n);
   k.launch.grid[1] = ceil_div(m.size_m, m.block_m);
   k.launch.grid[2] = grid_z * m.split;
+  m.tiles = k.launch.grid[0] * k.launch.grid[1] * grid_z;
+  if (m.tma && c.persistent) {  // a producer warpgroup more; as many blocks as fit at once
+    m.persistent = true;
+    p.threads += 128;
+    const std::int64_t per_sm = std::max<std::int64_t>(
+        1, std::min((p.limits.shared_per_block_optin + 1024) / (p.shared_bytes + 1024),
+                    2048 / p.threads));
+    k.launch.grid[0] = std::min(m.tiles, p.limits.sm_count * per_sm);
+    k.launch.grid[1] = k.launch.grid[2] = 1;
+    k.launch.block[0] = p.threads;
+  }
   p.partials.clear(), p.counters.clear();
   if (m.split > 1) {  // split-K: the partial sums and one counter per tile (mma_plan::split)
     const std::int64_t tiles = k.launch.grid[0] * k.launch.grid[1] * grid_z;

@@ -210,6 +210,14 @@ struct mma_plan {
   bool tma = false;
   std::int64_t tma_bytes = 0, barriers_offset = 0;
   std::string tma_refused;
+  // Persistent and warp-specialised (mma_persistent, with tma): the grid is as many blocks as
+  // fit the SMs at once (at most `tiles`); block b takes output tiles b, b + grid, ... (tile t:
+  // N tile fastest, then M, then the grid.z dimensions). The block's last warpgroup is the
+  // producer: one of its threads issues the boxes of every step of every tile in that order,
+  // counting steps over tiles (stage = count % stages), each stage refilled once its empty
+  // barrier completes; the other warpgroups (warps_m x warps_n) compute and store each tile.
+  bool persistent = false;
+  std::int64_t tiles = 0;
   friend bool operator==(const mma_plan&, const mma_plan&) = default;
 };
 
@@ -243,6 +251,7 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
   if (m.tma)
     os << ", TMA: " << m.tma_bytes << " bytes per stage, full/empty mbarriers at byte "
        << m.barriers_offset;
+  if (m.persistent) os << ", persistent over " << m.tiles << " tiles with a producer warpgroup";
   os << "\n";
   for (const mma_operand* o : {&m.a, &m.b}) {
     os << "  " << (o == &m.a ? "A" : "B") << ": input " << o->input << " access " << o->access

@@ -278,9 +278,11 @@ class mma_printer {
     out_.line("const int wg = tid >> 7, wq = warp & 3;  // the warpgroup, the warp within it");
     out_.line("const int wm = wg / " + num(m_.warps_n) + ", wn = wg % " + num(m_.warps_n) +
               ";  // the warpgroup's tile along M and N");
-    out_.line("const idx_t m_blk = (idx_t)" + d_.block_id(1) + " * " + num(m_.block_m) +
-              ", n_blk = (idx_t)" + d_.block_id(0) + " * " + num(m_.block_n) + ";");
-    print_block_z();
+    if (!m_.persistent) {
+      out_.line("const idx_t m_blk = (idx_t)" + d_.block_id(1) + " * " + num(m_.block_m) +
+                ", n_blk = (idx_t)" + d_.block_id(0) + " * " + num(m_.block_n) + ";");
+      print_block_z();
+    }
     out_.line("// the pool from its first 1024-byte boundary on (the 128-byte swizzle's period)");
     out_.line("unsigned smem_base;");
     out_.line(
@@ -288,6 +290,11 @@ class mma_printer {
         ": \"l\"(mdh_smem_pool));");
     out_.line("const unsigned pad = (1024u - (smem_base & 1023u)) & 1023u;");
     out_.line("smem_base += pad;");
+    if (m_.persistent) {
+      print_wgmma_persistent();
+      out_.line("}");
+      return out_.str();
+    }
     // the element copies' stores, TF32's rounding
     if (!m_.tma &&
         (!m_.a.async_copy || !m_.b.async_copy || m_.instruction == mma_instruction::m16n8k8_tf32))
@@ -312,10 +319,6 @@ class mma_printer {
     out_.line("// matrix descriptors: LBO, SBO and swizzle mode; the start address is added");
     out_.line("const unsigned long long desc_a = " + desc_hi(m_.a) + ", desc_b = " + desc_hi(m_.b) +
               ";");
-    // bytes per M (N) index between descriptor starts (wgmma_desc_offset is linear in mn0 over
-    // multiples of 64 for A and of the warpgroup tile for B)
-    const std::int64_t mnb_a = wgmma_desc_offset(m_.a, 64, 0) / 64;
-    const std::int64_t mnb_b = wgmma_desc_offset(m_.b, m_.warp_n, 0) / m_.warp_n;
     const bool tf32 = m_.instruction == mma_instruction::m16n8k8_tf32;
     if (tf32) print_round_step();
     out_.line("for (int step = " + step_begin() + "; step < " + step_end() + "; ++step) {");
@@ -340,6 +343,29 @@ class mma_printer {
       out_.line("}");
       out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
     }
+    print_wgmma_instructions();
+    if (m_.tma) print_tma_release();
+    out_.line("}");
+    if (m_.wgmma_depth > 0)
+      out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
+    out_.line("// the accumulators are the last wgmma's results from here on");
+    loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
+         "; ++i) asm volatile(\"\" : \"+f\"((&acc[0][0][0])[i])::\"memory\");");
+    print_split_combine();
+    print_epilogue();
+    out_.line("}");
+    return out_.str();
+  }
+
+  // One step's wgmmas of this warpgroup on stage `slot`: the descriptors of its A and B slices,
+  // every K slice's instructions, commit, and wait until at most wgmma_depth groups are in flight.
+  void print_wgmma_instructions() {
+    const std::string ptx = wgmma_ptx(m_.instruction, m_.warp_n);
+    const bool tf32 = m_.instruction == mma_instruction::m16n8k8_tf32;
+    // bytes per M (N) index between descriptor starts (wgmma_desc_offset is linear in mn0 over
+    // multiples of 64 for A and of the warpgroup tile for B)
+    const std::int64_t mnb_a = wgmma_desc_offset(m_.a, 64, 0) / 64;
+    const std::int64_t mnb_b = wgmma_desc_offset(m_.b, m_.warp_n, 0) / m_.warp_n;
     out_.line("const unsigned a_base = smem_base + " + num(m_.a.offset_bytes) + " + slot * " +
               num(m_.a.stage_bytes) + " + wm * " + num(m_.warp_m * mnb_a) + ";");
     out_.line("const unsigned b_base = smem_base + " + num(m_.b.offset_bytes) + " + slot * " +
@@ -374,17 +400,6 @@ class mma_printer {
     out_.line("asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");");
     out_.line("asm volatile(\"wgmma.wait_group.sync.aligned " + num(m_.wgmma_depth) +
               ";\\n\" ::: \"memory\");");
-    if (m_.tma) print_tma_release();
-    out_.line("}");
-    if (m_.wgmma_depth > 0)
-      out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
-    out_.line("// the accumulators are the last wgmma's results from here on");
-    loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
-         "; ++i) asm volatile(\"\" : \"+f\"((&acc[0][0][0])[i])::\"memory\");");
-    print_split_combine();
-    print_epilogue();
-    out_.line("}");
-    return out_.str();
   }
 
   // TMA (mma_plan::tma): the stages' full and empty mbarriers, wait_barrier, and tma_step(step,
@@ -393,9 +408,24 @@ class mma_printer {
   // the first `stages` steps in flight.
   void print_tma_step() {
     const std::string S = num(m_.stages);
+    print_tma_barriers();
+    print_tma_lambda();
+    out_.line("// prologue: the first " + S + " step(s) in flight");
+    out_.line("if (tid == 0)");
+    loop("for (int s = 0; s < " + S + "; ++s)");
+    out_.line("  if (" + at_step("s") + " < " + step_end() + ") tma_step(" + at_step("s") +
+              ", s);");
+    out_.line("__syncwarp();");
+  }
+
+  // The full and empty mbarriers of every stage (empty counts the computing warps), initialised
+  // by thread 0 before a block barrier, and wait_barrier(bar, phase).
+  void print_tma_barriers() {
+    const std::string S = num(m_.stages);
+    const std::int64_t computing_warps = m_.warps_m * m_.warps_n * 4;
     out_.line(
         "// TMA: full[s] (the boxes of stage s landed: transaction bytes) and empty[s] (every");
-    out_.line("// warp's wgmmas on stage s completed) mbarriers, after the tiles");
+    out_.line("// computing warp's wgmmas on stage s completed) mbarriers, after the tiles");
     out_.line("const unsigned bar_full = smem_base + " + num(m_.barriers_offset) +
               ", bar_empty = bar_full + " + num(8 * m_.stages) + ";");
     out_.line("if (tid == 0) {");
@@ -406,7 +436,7 @@ class mma_printer {
     out_.line(
         "asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" :: \"r\"(bar_empty + s * "
         "8), \"r\"(" +
-        num(p_.threads / 32) + ") : \"memory\");");
+        num(computing_warps) + ") : \"memory\");");
     out_.line("}");
     out_.line(
         "asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");  // visible to "
@@ -423,7 +453,12 @@ class mma_printer {
         "\"memory\");");
     out_.line("} while (!done);");
     out_.line("};");
-    out_.line("// the boxes of one step into stage `slot` (thread 0 only)");
+  }
+
+  // tma_step(step, slot): arm stage `slot`'s full barrier with the step's bytes, then issue every
+  // box of both operands (one thread), at the tile of m_blk, n_blk and the grid.z indices.
+  void print_tma_lambda() {
+    out_.line("// the boxes of one step into stage `slot` (one thread)");
     out_.line("auto tma_step = [&](int step, int slot) {");
     out_.line("const int k_blk = (step % " + num(m_.k_tiles) + ") * " + num(m_.block_k) + ";");
     if (!m_.outer_k_dims.empty())
@@ -437,12 +472,77 @@ class mma_printer {
     print_tma_boxes(m_.a, "tmap_a", "m_blk");
     print_tma_boxes(m_.b, "tmap_b", "n_blk");
     out_.line("};");
-    out_.line("// prologue: the first " + S + " step(s) in flight");
-    out_.line("if (tid == 0)");
-    loop("for (int s = 0; s < " + S + "; ++s)");
-    out_.line("  if (" + at_step("s") + " < " + step_end() + ") tma_step(" + at_step("s") +
-              ", s);");
-    out_.line("__syncwarp();");
+  }
+
+  // mma_persistent: the producer warpgroup (the last) walks the block's tiles and their steps,
+  // one of its threads issuing each step's boxes into stage count % stages once the stage is
+  // empty; the computing warpgroups walk the same tiles, wait for each stage, compute, release
+  // it, and store each tile. Steps are counted over tiles, so stages and parities run on.
+  void print_wgmma_persistent() {
+    const std::string S = num(m_.stages), WG = num(m_.warps_m * m_.warps_n);
+    const std::int64_t tn = ceil_div(m_.size_n, m_.block_n), tm = ceil_div(m_.size_m, m_.block_m);
+    print_tma_barriers();
+    auto tile_indices = [&] {
+      out_.line("const idx_t m_blk = (idx_t)(tile / " + num(tn) + " % " + num(tm) + ") * " +
+                num(m_.block_m) + ", n_blk = (idx_t)(tile % " + num(tn) + ") * " + num(m_.block_n) +
+                ";");
+      decode("(idx_t)(tile / " + num(tn * tm) + ")", m_.grid_dims,
+             "the other ++ dimensions, one per tile");
+    };
+    const std::string tiles = "for (int tile = " + d_.block_id(0) + "; tile < " + num(m_.tiles) +
+                              "; tile += (int)gridDim.x) {";
+    out_.line("if (wg == " + WG + ") {  // the producer warpgroup");
+    out_.line("if (tid == " + num(m_.warps_m * m_.warps_n * 128) + ") {");
+    out_.line("int count = 0;  // steps issued, over the block's tiles");
+    out_.line(tiles);
+    tile_indices();
+    print_tma_lambda();
+    out_.line("for (int step = 0; step < " + num(m_.steps) + "; ++step, ++count) {");
+    out_.line("const int slot = count % " + S + ";");
+    out_.line("if (count >= " + S + ") wait_barrier(bar_empty + slot * 8, (count / " + S +
+              " - 1) & 1);  // the stage's last step is done with");
+    out_.line("tma_step(step, slot);");
+    out_.line("}");
+    out_.line("}");
+    out_.line("}");
+    out_.line("return;");
+    out_.line("}");
+    // descriptor bits 16-29: LBO >> 4, 32-45: SBO >> 4, 62-63: swizzle mode; 0-13: start >> 4
+    out_.line("// matrix descriptors: LBO, SBO and swizzle mode; the start address is added");
+    out_.line("const unsigned long long desc_a = " + std::to_string(wgmma_desc_hi(m_.a)) +
+              "ull, desc_b = " + std::to_string(wgmma_desc_hi(m_.b)) + "ull;");
+    out_.line("// a computing warp counts itself in the empty barrier of the stage of step c");
+    out_.line("auto release = [&](int c) {");
+    out_.line(
+        "if (lane == 0) asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: "
+        "\"r\"(bar_empty + (c % " +
+        S + ") * 8) : \"memory\");");
+    out_.line("};");
+    out_.line("float acc[" + num(m_.frags_m) + "][" + num(m_.frags_n) + "][4];");
+    out_.line("int count = 0;  // steps consumed, over the block's tiles");
+    out_.line(tiles);
+    tile_indices();
+    loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
+         "; ++i) (&acc[0][0][0])[i] = 0.0f;");
+    out_.line("for (int step = 0; step < " + num(m_.steps) + "; ++step, ++count) {");
+    out_.line("const int slot = count % " + S + ";");
+    out_.line("wait_barrier(bar_full + slot * 8, (count / " + S +
+              ") & 1);  // the step's boxes have landed");
+    print_wgmma_instructions();
+    if (m_.wgmma_depth > 0)
+      out_.line("if (step > 0) release(count - 1);  // its wgmmas have completed");
+    else
+      out_.line("release(count);");
+    out_.line("}");
+    if (m_.wgmma_depth > 0) {
+      out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
+      out_.line("release(count - 1);");
+    }
+    out_.line("// the accumulators are the last wgmma's results from here on");
+    loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
+         "; ++i) asm volatile(\"\" : \"+f\"((&acc[0][0][0])[i])::\"memory\");");
+    print_epilogue();
+    out_.line("}");
   }
 
   // The boxes of operand o for one step: column block cb (atom_cols of the contiguous index) and

@@ -140,7 +140,8 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                                                            {"mma_flip_a", off.flip_a},
                                                            {"mma_flip_b", off.flip_b},
                                                            {"mma_split", off.split},
-                                                           {"mma_tma", off.tma}};
+                                                           {"mma_tma", off.tma},
+                                                           {"mma_persistent", off.persistent}};
   for (auto [name, value] : defaults)
     add("mma = 0: the mma_* parameters at their defaults", {"mma", name},
         [name = std::string(name), value](values v) {
@@ -248,6 +249,16 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
       {"mma", "mma_tma"}, [](values v) {
         return v[0] != 0 && (v[1] < 0 || v[1] > 1 || (v[1] == 1 && v[0] != 2))
                    ? broken("mma_tma", "tma=" + str(v[1]) + " with mma=" + str(v[0]))
+                   : holds();
+      });
+  add("mma_persistent in {0, 1}, 1 only with mma = 2, mma_tma = 1 and mma_split = 1 (a producer "
+      "warpgroup issues TMA boxes for the tiles the block walks)",
+      {"mma", "mma_persistent", "mma_tma", "mma_split"}, [](values v) {
+        return v[0] != 0 && (v[1] < 0 || v[1] > 1 ||
+                             (v[1] == 1 && (v[0] != 2 || v[2] != 1 || v[3] != 1)))
+                   ? broken("mma_persistent", "persistent=" + str(v[1]) + " with mma=" + str(v[0]) +
+                                                  ", mma_tma=" + str(v[2]) +
+                                                  ", mma_split=" + str(v[3]))
                    : holds();
       });
   add("mma_swizzle in {0 = padded rows, 1 = XOR swizzle (16-bit types only)}",

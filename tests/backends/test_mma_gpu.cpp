@@ -390,10 +390,11 @@ TEST_CASE("CUDA: split-K MMA plans match the reference, launch after launch of o
 }
 
 // TMA (mma_tma = 1): both tiles of each step arrive as tensor-map boxes, counted on the stage's
-// mbarrier; random wgmma configurations with TMA of the cases whose rows are 16-byte multiples
-// (the rest: check() refuses TMA), sizes that leave partial tiles along M, N and K (the boxes'
-// zero fill), batched and transposed operands, a TCCG contraction (4-D boxes), a point-wise
-// epilogue, split-K launched three times, and bf16 / f16.
+// mbarrier, every other configuration persistent and warp-specialised (mma_persistent); random
+// wgmma configurations with TMA of the cases whose rows are 16-byte multiples (the rest: check()
+// refuses TMA), sizes that leave partial tiles along M, N and K (the boxes' zero fill), batched and
+// transposed operands, a TCCG contraction (4-D boxes), a point-wise epilogue, split-K launched
+// three times, and bf16 / f16.
 TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
   gpu_or_skip();
   auto lim = dev().limits();
@@ -410,6 +411,7 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
     for (int attempt = 0; attempt < 400 && found < configs; ++attempt) {
       lower::config c = lower::draw_wgmma_config(x, s, rng);
       c.mma.tma = 1, c.mma.split = split;
+      c.mma.persistent = split == 1 ? found % 2 : 0;  // every other one persistent
       if (!axes.empty())  // M, N, K whose tiles are boxes (a random draw rarely finds them)
         c.mma.m = axes[0], c.mma.n = axes[1], c.mma.k = axes[2],
         c.mma.fuse_m = c.mma.fuse_n = c.mma.fuse_k = c.mma.flip_a = c.mma.flip_b = 0;
@@ -420,6 +422,7 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
       }
       const auto plan = lower::lower(x, s, c, lim);
       REQUIRE(plan.mma.tma);
+      REQUIRE(plan.mma.persistent == (c.mma.persistent == 1));
       cuda::program prog(dev(), plan);
       for (int launch = 0; launch < (split > 1 ? 3 : 1); ++launch) {
         std::vector<host_buffer> got;

@@ -742,7 +742,7 @@ TEST_CASE(
     "compiled by NVRTC and computed right (simulate_mma); the rest is refused, saying why") {
   auto lim = lower::h100_limits();
   cuda::module_cache cache("");
-  int total = 0;
+  int total = 0, persistent = 0;
   auto check = [&](const std::string& name, const auto& op, const std::vector<std::int64_t>& s,
                    int configs, std::vector<std::int64_t> axes = {}) {
     INFO(name);
@@ -753,7 +753,7 @@ TEST_CASE(
     int found = 0;
     for (int attempt = 0; attempt < 400 && found < configs; ++attempt) {
       lower::config c = lower::draw_wgmma_config(x, s, rng);
-      c.mma.tma = 1;
+      c.mma.tma = 1, c.mma.persistent = 0;
       if (!axes.empty())  // M, N, K whose tiles are boxes (a random draw rarely finds them)
         c.mma.m = axes[0], c.mma.n = axes[1], c.mma.k = axes[2],
         c.mma.fuse_m = c.mma.fuse_n = c.mma.fuse_k = c.mma.flip_a = c.mma.flip_b = 0;
@@ -780,6 +780,21 @@ TEST_CASE(
       auto msg = simulated_mismatch(plan, d, L);
       CHECK_MESSAGE(msg.empty(), msg);
       ++found, ++total;
+      // the same persistent and warp-specialised: a producer warpgroup more, one wave of blocks
+      if (c.mma.split != 1) continue;
+      c.mma.persistent = 1;
+      const auto pp = lower::lower(x, s, c, lim);
+      CHECK(pp.mma.persistent);
+      CHECK(pp.threads == plan.threads + 128);
+      CHECK(pp.kernels[0].launch.grid[0] <= std::min<std::int64_t>(pp.mma.tiles, 2 * lim.sm_count));
+      CHECK(pp.mma.tiles == plan.blocks);
+      const std::string ps = cuda::emit(pp);
+      CHECK(has(ps, "the producer warpgroup"));
+      CHECK(has(ps, "tile += (int)gridDim.x"));
+      CHECK(!cuda::compile(pp, "sm_90", cache)->cubin.empty());
+      msg = simulated_mismatch(pp, d, L);
+      CHECK_MESSAGE(msg.empty(), msg);
+      ++persistent;
     }
     CHECK_MESSAGE(found == configs, name, ": ", found, " TMA configurations drawn");
   };
@@ -791,7 +806,8 @@ TEST_CASE(
   // a, c innermost in A(d, e, g, a) and B(g, f, b, c): 4-D boxes, d, e, f, b on grid.z
   check("bf16 tccg_abcdef_dega_gfbc", ops::tccg_abcdef_dega_gfbc<bf16>(), {8, 2, 16, 3, 2, 3, 24},
         3, {0, 2, 6});
-  MESSAGE(total, " TMA plans compiled and simulated");
+  MESSAGE(total, " TMA plans compiled and simulated, ", persistent, " also persistent");
+  CHECK(persistent > 0);
 
   // refused, naming the parameter and the reason: rows of 77 bf16 (154 bytes), TF32, mma = 1
   auto x = ops::matmul<bf16>().ir();
@@ -809,6 +825,10 @@ TEST_CASE(
   c.mma.on = 1;
   CHECK_THROWS_WITH_AS(lower::check(c, x, {96, 104, 80}, lim),
                        doctest::Contains("parameter mma_tma"), error);
+  c.mma.on = 2, c.mma.tma = 0, c.mma.persistent = 1;  // persistent needs TMA
+  CHECK_THROWS_WITH_AS(lower::check(c, x, {96, 104, 80}, lim),
+                       doctest::Contains("parameter mma_persistent"), error);
+  c.mma.persistent = 0;
   // without mma_tma the source is that of before it (no tensor map, no mbarrier)
   c.mma.on = 2, c.mma.tma = 0;
   const std::string plain = cuda::emit(lower::lower(x, {96, 104, 80}, c, lim));
