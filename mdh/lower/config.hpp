@@ -76,6 +76,10 @@ struct mma_config {
   // shapes with fewer tiles than SMs); each writes its f32 partial sums, the tile's last block
   // adds them in split order and runs the epilogue. 1: one block per tile.
   std::int64_t split = 1;
+  // mma_stage_out: 1 = the epilogue's results go through a shared-memory tile and are copied to
+  // global memory row by row in 16-byte stores (the staged epilogue, mma_plan::stage_out); 0 =
+  // written from the registers.
+  std::int64_t stage_out = 0;
   friend bool operator==(const mma_config&, const mma_config&) = default;
 };
 
@@ -148,6 +152,7 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
     if (c.mma.flip_a) m["mma_flip_a"] = c.mma.flip_a;
     if (c.mma.flip_b) m["mma_flip_b"] = c.mma.flip_b;
     if (c.mma.split != 1) m["mma_split"] = c.mma.split;
+    if (c.mma.stage_out) m["mma_stage_out"] = c.mma.stage_out;
   }
   return m;
 }
@@ -168,6 +173,7 @@ inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
   m.emplace("mma_fuse_k", c.mma.fuse_k);
   m.emplace("mma_flip_a", c.mma.flip_a), m.emplace("mma_flip_b", c.mma.flip_b);
   m.emplace("mma_split", c.mma.split);
+  m.emplace("mma_stage_out", c.mma.stage_out);
   return m;
 }
 
@@ -222,6 +228,7 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
     if (m.count("mma_flip_a")) c.mma.flip_a = get("mma_flip_a");
     if (m.count("mma_flip_b")) c.mma.flip_b = get("mma_flip_b");
     if (m.count("mma_split")) c.mma.split = get("mma_split");  // added later: absent means 1
+    if (m.count("mma_stage_out")) c.mma.stage_out = get("mma_stage_out");  // absent means 0
   }
   for (auto& [n, v] : m)
     if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");

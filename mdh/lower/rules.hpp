@@ -148,6 +148,19 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                               name + "=" + str(v[1]) + " with mma=0 (default " + str(value) + ")")
                      : holds();
         });
+  // ---- mma_stage_out (the staged epilogue; where it applies is the plan's, check.hpp) ----
+  add("mma = 0: the mma_* parameters at their defaults", {"mma", "mma_stage_out"}, [](values v) {
+    return v[0] == 0 && v[1] != 0
+               ? broken("mma_stage_out", "mma_stage_out=" + str(v[1]) + " with mma=0 (default 0)")
+               : holds();
+  });
+  add("mma_stage_out in {0 = from registers, 1 = staged through shared memory}",
+      {"mma", "mma_stage_out"}, [](values v) {
+        return v[0] != 0 && v[1] != 0 && v[1] != 1
+                   ? broken("mma_stage_out", "mma_stage_out=" + str(v[1]))
+                   : holds();
+      });
+  // ---- end mma_stage_out ----
   const std::string device = limits.name;
   const bool cuda = limits.cuda;
   add("mma needs a CUDA device", {"mma"}, [cuda, device](values v) {
