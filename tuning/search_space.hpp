@@ -22,6 +22,7 @@
 //              2, wgmma, on sm_90 devices only) the parameters above are not read (each MMA point
 //              repeats over them), with mma = 0 the mma_* sit at their defaults (rules.hpp), so
 //              spaces without it are unchanged
+//   mma_stage_out  the staged epilogue (0/1), in the same spaces as the tensor-core parameters
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
 //              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
@@ -310,6 +311,9 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
     ps.emplace_back("mma_flip_a", atf::set({int64_t{0}, int64_t{1}}));
     ps.emplace_back("mma_flip_b", atf::set({int64_t{0}, int64_t{1}}));
   }
+  // ---- the staged epilogue: results through shared memory, 16-byte stores (check() refuses it
+  // where the outputs' views do not allow it) ----
+  ps.emplace_back("mma_stage_out", atf::set({int64_t{0}, int64_t{1}}));
   std::vector<atf::tp> added(ps.begin() + std::ptrdiff_t(first), ps.end());
   auto is_mma = [&](const std::string& n) { return n.rfind("mma", 0) == 0; };
   for (const lower::rule& r :
@@ -411,6 +415,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
     for (auto& n : detail::mma_optional_names(comp))
       if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
     if (a.contains("mma_split")) m["mma_split"] = a.get<std::int64_t>("mma_split");
+    if (a.contains("mma_stage_out")) m["mma_stage_out"] = a.get<std::int64_t>("mma_stage_out");
   }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
@@ -425,6 +430,7 @@ inline std::string kernel_key(const lower::config& c) {
   for (const char* n : {"mma_fuse_m", "mma_fuse_n", "mma_fuse_k", "mma_flip_a", "mma_flip_b"})
     if (all.at(n) != 0) m[n] = all.at(n);  // unfused keys as before fusion existed
   if (all.at("mma_split") != 1) m["mma_split"] = all.at("mma_split");  // and unsplit ones
+  if (all.at("mma_stage_out") != 0) m["mma_stage_out"] = all.at("mma_stage_out");  // unstaged
   return nlohmann::json(m).dump();
 }
 inline std::string kernel_key(const lower::fused_config& c) { return nlohmann::json(c).dump(); }
@@ -459,6 +465,7 @@ inline atf::configuration to_space_configuration(
   if (with_mma) {
     for (auto& n : detail::mma_optional_names(comp)) a.set(n, m.at(n));
     a.set("mma_split", m.at("mma_split"));
+    a.set("mma_stage_out", m.at("mma_stage_out"));
   }
   if (with_edge_split < 0
           ? prefix.empty() && with_dims && with_blk_combine && has_edge_split_parameter(comp, sizes)
