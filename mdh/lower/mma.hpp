@@ -22,6 +22,11 @@
 // tile's last to finish write f32 partial sums, the last adds them in block order and runs the
 // epilogue (mma_plan::split, mma_printer's print_split_combine).
 //
+// Staged epilogue (mma_stage_out = 1): the results go to a shared tile per output (rows shifted
+// to the output's 16-byte phase) and are copied out in 16-byte chunks (mma_stage_tiles below,
+// mma_plan::staged, mma_printer's print_stage_copy); refused where an output is not contiguous
+// along N.
+//
 // mma = 2 (sm_90a): the same plan with warpgroups instead of warps, wgmma.mma_async m64nNk16 /
 // m64nNk8 reading both tiles through matrix descriptors (wgmma_operand_layout gives the tiles
 // wgmma's canonical swizzled layouts; mma_printer.hpp's print_wgmma, docs/lowering.md 7.1).

@@ -573,6 +573,8 @@ class mma_printer {
   void print_stage_begin() {
     out_.line("{  // the staged epilogue: results -> shared tiles -> 16-byte stores");
     out_.line("asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
+    if (m_.wgmma)  // done already (the main loop's last wait); stated where the pool is reused
+      out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
     out_.line(d_.barrier() + "  // every warp is done with the pipeline's tiles");
     out_.line("unsigned char* const mdh_stage = " +
               std::string(m_.wgmma ? "mdh_smem_pool + pad;" : "mdh_smem;"));

@@ -802,6 +802,7 @@ TEST_CASE(
         CHECK(has(src, "cp.async.wait_group 0;"));
         auto m = cuda::compile(plan, "sm_90", cache);
         CHECK(!m->cubin.empty());
+        CHECK(!has(m->log, "wgmma.mma_async instructions are serialized"));
         auto msg = simulated_mismatch(plan, d, L);
         CHECK_MESSAGE(msg.empty(), msg);
         ++staged;
