@@ -22,6 +22,12 @@
 //              (has_mma_parameters); with mma = 1 (and mma = 2, wgmma, on sm_90 devices only) the
 //              parameters above are not read (each MMA point repeats over them), with mma = 0 the
 //              mma_* sit at their defaults (rules.hpp), so spaces without it are unchanged
+//              mma_stages, mma_swizzle, mma_split: the tensor-core path, only on a CUDA device for
+//              a contraction with a tensor-core type (has_mma_parameters); with mma = 1 (and mma =
+//              2, wgmma, on sm_90 devices only) the parameters above are not read (each MMA point
+//              repeats over them), with mma = 0 the mma_* sit at their defaults (rules.hpp), so
+//              spaces without it are unchanged
+//   mma_stage_out  the staged epilogue (0/1), in the same spaces as the tensor-core parameters
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
 //              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
@@ -319,6 +325,9 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
     ps.emplace_back("mma_flip_a", atf::set({int64_t{0}, int64_t{1}}));
     ps.emplace_back("mma_flip_b", atf::set({int64_t{0}, int64_t{1}}));
   }
+  // ---- the staged epilogue: results through shared memory, 16-byte stores (check() refuses it
+  // where the outputs' views do not allow it) ----
+  ps.emplace_back("mma_stage_out", atf::set({int64_t{0}, int64_t{1}}));
   std::vector<atf::tp> added(ps.begin() + std::ptrdiff_t(first), ps.end());
   auto is_mma = [&](const std::string& n) { return n.rfind("mma", 0) == 0; };
   for (const lower::rule& r :
@@ -422,6 +431,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
     if (a.contains("mma_split")) m["mma_split"] = a.get<std::int64_t>("mma_split");
     if (a.contains("mma_tma")) m["mma_tma"] = a.get<std::int64_t>("mma_tma");
     if (a.contains("mma_persistent")) m["mma_persistent"] = a.get<std::int64_t>("mma_persistent");
+    if (a.contains("mma_stage_out")) m["mma_stage_out"] = a.get<std::int64_t>("mma_stage_out");
   }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
@@ -437,6 +447,8 @@ inline std::string kernel_key(const lower::config& c) {
     if (all.at(n) != 0) m[n] = all.at(n);  // unfused keys as before fusion existed
   if (all.at("mma_split") != 1) m["mma_split"] = all.at("mma_split");  // and unsplit ones
   if (all.at("mma_tma") != 0) m["mma_tma"] = all.at("mma_tma");        // and cp.async ones
+  if (all.at("mma_stage_out") != 0) m["mma_stage_out"] = all.at("mma_stage_out");  // unstaged
+  if (all.at("mma_persistent") != 0) m["mma_persistent"] = all.at("mma_persistent");
   return nlohmann::json(m).dump();
 }
 inline std::string kernel_key(const lower::fused_config& c) { return nlohmann::json(c).dump(); }
@@ -473,6 +485,7 @@ inline atf::configuration to_space_configuration(
     a.set("mma_split", m.at("mma_split"));
     a.set("mma_tma", m.at("mma_tma"));
     a.set("mma_persistent", m.at("mma_persistent"));
+    a.set("mma_stage_out", m.at("mma_stage_out"));
   }
   if (with_edge_split < 0
           ? prefix.empty() && with_dims && with_blk_combine && has_edge_split_parameter(comp, sizes)

@@ -550,6 +550,9 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 // on sm_90 then six warpgroup-MMA (mma = 2) starts and ten fed by TMA (four of them persistent);
 // each start whose tiles leave SMs idle is
 // followed by its split-K variant (mma_split).
+// on sm_90 then six warpgroup-MMA (mma = 2) starts; each start whose tiles leave SMs idle is
+// followed by its split-K variant (mma_split); where the output outweighs the K steps, the first
+// start of each kind again with the staged epilogue (mma_stage_out).
 // The parameters they do not read are those of `base` (a point of the space).
 inline std::vector<lower::config> mma_start_configurations(const ir::computation& comp,
                                                            const std::vector<std::int64_t>& sizes,
@@ -659,6 +662,28 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
       }
     c.mma.tma = 0, c.mma.persistent = 0;
   }
+  // ---- the staged epilogue: where a tile's output outweighs a quarter of what its K steps read
+  // (4095x4097x33: 2 steps), the first start of each kind (mma = 1, 2) again with
+  // mma_stage_out = 1, after the others (whose order stays) ----
+  const std::size_t before = out.size();
+  for (std::int64_t kind : {1, 2})
+    for (std::size_t i = 0; i < before; ++i) {
+      if (out[i].mma.on != kind || out[i].mma.split != 1) continue;
+      lower::config x = out[i];
+      x.mma.stage_out = 1;
+      try {  // what check() runs, once
+        lower::check_config(x, comp, sizes, limits);
+        const lower::kernel_plan plan = lower::passes::run_all(comp, sizes, x, limits);
+        lower::check_plan(plan);
+        const lower::mma_plan& m = plan.mma;
+        const std::int64_t written = m.block_m * m.block_n * std::int64_t(size_of(m.out_type));
+        const std::int64_t read =
+            m.steps * m.block_k * (m.block_m + m.block_n) * std::int64_t(size_of(m.a.type));
+        if (4 * written >= read) out.push_back(x);
+      } catch (const error&) {
+      }
+      break;
+    }
   return out;
 }
 

@@ -76,6 +76,23 @@ inline void check_plan(const kernel_plan& p) {
   if (p.mma.on && cfg.mma.tma && !p.mma.tma)
     violated("mma_tma", "mma_tma = 1: each operand's tile a TMA box of its buffer",
              p.mma.tma_refused);
+  // ---- the staged epilogue (mma_stage_out): where the pass found it cannot apply, and its tiles
+  // alone past the shared memory (the pipeline's tiles are the next rule's)
+  if (p.mma.on && cfg.mma.stage_out != 0 && !p.mma.stage_out)
+    violated("mma_stage_out",
+             "mma_stage_out = 1 needs 16-bit or f32 outputs written with coefficient 1 along N",
+             p.mma.stage_out_refused);
+  if (p.mma.stage_out) {
+    std::int64_t staged = p.mma.wgmma ? 1024 : 0;
+    for (const mma_stage& st : p.mma.staged) staged += st.bytes;
+    if (staged > limits.shared_per_block_optin)
+      violated(
+          "mma_stage_out",
+          "the staged output tiles fit shared memory (<= " + v(limits.shared_per_block_optin) +
+              " bytes)",
+          v(staged) + " bytes for a " + v(p.mma.block_m) + "x" + v(p.mma.block_n) + " block tile");
+  }
+  // ---- end the staged epilogue
   // The last-block combine adds a static int (the "am I last" flag) next to the pool.
   const std::int64_t flag_bytes = p.blk_combine == block_combine_kind::last_block ? 4 : 0;
   if (p.shared_bytes + flag_bytes > limits.shared_per_block_optin)

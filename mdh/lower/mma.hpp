@@ -22,6 +22,11 @@
 // tile's last to finish write f32 partial sums, the last adds them in block order and runs the
 // epilogue (mma_plan::split, mma_printer's print_split_combine).
 //
+// Staged epilogue (mma_stage_out = 1): the results go to a shared tile per output (rows shifted
+// to the output's 16-byte phase) and are copied out in 16-byte chunks (mma_stage_tiles below,
+// mma_plan::staged, mma_printer's print_stage_copy); refused where an output is not contiguous
+// along N.
+//
 // mma = 2 (sm_90a): the same plan with warpgroups instead of warps, wgmma.mma_async m64nNk16 /
 // m64nNk8 reading both tiles through matrix descriptors (wgmma_operand_layout gives the tiles
 // wgmma's canonical swizzled layouts; mma_printer.hpp's print_wgmma, docs/lowering.md 7.1).
@@ -31,6 +36,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <mdh/error.hpp>
@@ -197,6 +204,91 @@ inline std::string tma_operand(const kernel_plan& p, mma_operand& x) {
   x.tma = true;
   return "";
 }
+// ---- the staged epilogue (mma_stage_out) ----
+// mma_plan::staged for mma_stage_out = 1 (see mma_stage): one shared tile per written output
+// (the product's, or each of a point-wise epilogue's), from byte 0 of the pool on (the pipeline's
+// tiles are dead by then), the pool grown where the tiles need more. It applies where each
+// output is 16-bit or f32 and every access writing it has coefficient 1 along N's innermost
+// dimension (a fused N axis row-major in memory), so a tile row is one run in memory, and an
+// output's accesses share their 16-byte phase (one shift per row serves them all); elsewhere
+// stage_out_refused says why, and check_plan refuses the configuration.
+inline void mma_stage_tiles(kernel_plan& p) {
+  mma_plan& m = p.mma;
+  const std::size_t rank = p.comp.rank();
+  auto refuse = [&](const std::string& why) {
+    m.stage_out = false, m.staged.clear(), m.stage_out_refused = why;
+  };
+  // the written outputs and their flat accesses
+  std::vector<std::pair<std::size_t, std::vector<lower::mma_write>>> outs;
+  if (p.comp.epilogue) {
+    const ir::pointwise_epilogue& e = *p.comp.epilogue;
+    for (std::size_t q = 0; q < e.outputs.size(); ++q) {
+      std::vector<lower::mma_write> w;
+      for (std::size_t a = 0; a < e.outputs[q].accesses.size(); ++a) {
+        const flat_access f = flatten(e.outputs[q].accesses[a], p.outputs[q], rank);
+        w.push_back({a, f.coeff, f.constant});
+      }
+      outs.emplace_back(q, std::move(w));
+    }
+  } else {
+    outs.emplace_back(0, m.writes);
+  }
+  auto on_n = [&](std::size_t d) {
+    return std::find(m.n_dims.begin(), m.n_dims.end(), d) != m.n_dims.end();
+  };
+  m.stage_out = true, m.staged.clear(), m.stage_out_refused.clear();
+  std::int64_t offset = 0;
+  for (auto& [q, writes] : outs) {
+    const scalar_type t = p.outputs[q].type;
+    const std::string name =
+        "output '" + (p.comp.epilogue ? p.comp.epilogue->outputs[q].name : p.comp.outputs[0].name) +
+        "'";
+    if (!is_float16(t) && t != scalar_type::f32)
+      return refuse(name + " is " + std::string(short_name(t)) + " (16-bit or f32 only)");
+    if (writes.empty()) return refuse(name + " is not written");
+    mma_stage st;
+    st.output = q, st.type = t, st.writes = writes;
+    const std::int64_t elem = std::int64_t(size_of(t));
+    st.vector = 16 / elem;
+    const lower::mma_write& w0 = writes.front();
+    for (const lower::mma_write& w : writes) {
+      const std::string acc = name + " access " + std::to_string(w.access);
+      if (w.coeff[m.n_dim] != 1)
+        return refuse(acc + " steps " + std::to_string(w.coeff[m.n_dim]) +
+                      " elements along N's innermost dimension '" + p.comp.dims[m.n_dim].name +
+                      "' (rows are copied where it is 1)");
+      for (std::size_t j = 0; j + 1 < m.n_dims.size(); ++j)
+        if (w.coeff[m.n_dims[j]] != w.coeff[m.n_dims[j + 1]] * p.sizes[m.n_dims[j + 1]])
+          return refuse(acc + ": the fused N axis is not row-major in memory");
+      // the same shift must serve every access: offsets differing by whole 16-byte chunks
+      bool same_phase = (w.constant - w0.constant) % st.vector == 0;
+      for (std::size_t d = 0; d < rank; ++d)
+        if (!on_n(d) && (w.coeff[d] - w0.coeff[d]) % st.vector != 0) same_phase = false;
+      if (!same_phase) return refuse(acc + " is not in the 16-byte phase of access 0");
+    }
+    // the shift (w0's offset at column n_blk, n_blk a multiple of 16, modulo `vector`): 0 on
+    // every row where every other coefficient and the constant are multiples of `vector`; even
+    // where they are even
+    st.shifted = w0.constant % st.vector != 0;
+    st.pair = w0.constant % 2 == 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (on_n(d)) continue;
+      if (w0.coeff[d] % st.vector != 0) st.shifted = true;
+      if (w0.coeff[d] % 2 != 0) st.pair = false;
+    }
+    if (p.comp.epilogue && !m.pair_epilogue) st.pair = false;  // one value per epilogue call
+    st.pitch = m.block_n + st.vector;
+    st.offset_bytes = offset;
+    st.bytes = round128(m.block_m * st.pitch * elem);
+    offset += st.bytes;
+    st.chunks_per_row = m.block_n / st.vector + (st.shifted ? 1 : 0);
+    st.copies_per_thread = ceil_div(m.block_m * st.chunks_per_row, p.threads);
+    m.staged.push_back(std::move(st));
+  }
+  // the staged tiles share the pool with the pipeline's (wgmma: after its 1024-byte alignment)
+  p.shared_bytes = std::max(p.shared_bytes, offset + (m.wgmma ? 1024 : 0));
+}
+// ---- end the staged epilogue ----
 
 }  // namespace detail
 
@@ -320,6 +412,10 @@ inline void mma_tiles(kernel_plan& p) {
     }
   }
 
+  // ---- the staged epilogue (mma_stage_out) ----
+  if (c.stage_out != 0) lower::detail::mma_stage_tiles(p);
+  // ---- end the staged epilogue ----
+
   kernel k;
   k.kind = kernel_kind::main;
   k.launch.block[0] = p.threads;
@@ -366,9 +462,12 @@ inline void mma_tiles(kernel_plan& p) {
 // A random configuration with mma = 1 for `comp` (which must have a tensor-core path), its other
 // parameters those of default_config; may break rules over the finished plan (shared memory,
 // grid) - callers draw until check() passes (random_mma_config in random_config.hpp does).
+namespace detail {
+// draw_mma_config without mma_stage_out, which each draw takes last (so that the draws of the
+// other parameters are those of before it existed, for mma = 1 and 2 alike).
 template <class Rng>
-config draw_mma_config(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
-                       Rng& rng) {
+config draw_mma_config_before_stage_out(const ir::computation& comp,
+                                        const std::vector<std::int64_t>& sizes, Rng& rng) {
   const mma_support s = mma_supported(comp);
   if (!s) throw error("draw_mma_config: " + s.why_not);
   auto pick = [&](const std::vector<std::int64_t>& v) {
@@ -412,6 +511,15 @@ config draw_mma_config(const ir::computation& comp, const std::vector<std::int64
   c.mma.split = pick({1, 1, 2, 3, 4});  // split-K in two draws of five
   return c;
 }
+}  // namespace detail
+
+template <class Rng>
+config draw_mma_config(const ir::computation& comp, const std::vector<std::int64_t>& sizes,
+                       Rng& rng) {
+  config c = detail::draw_mma_config_before_stage_out(comp, sizes, rng);
+  c.mma.stage_out = std::uniform_int_distribution<std::int64_t>(0, 1)(rng);  // staged or not
+  return c;
+}
 
 // A random configuration with mma = 2 (wgmma) for `comp`: the axes, fusion
 // and flips as draw_mma_config draws them, warpgroup tiles instead of warp tiles; may break rules
@@ -423,7 +531,7 @@ config draw_wgmma_config(const ir::computation& comp, const std::vector<std::int
   auto pick = [&](const std::vector<std::int64_t>& v) {
     return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
   };
-  config c = draw_mma_config(comp, sizes, rng);
+  config c = detail::draw_mma_config_before_stage_out(comp, sizes, rng);
   c.mma.on = 2;
   c.mma.warps_m = pick({1, 2});
   c.mma.warps_n = pick({1, 2});
@@ -434,6 +542,8 @@ config draw_wgmma_config(const ir::computation& comp, const std::vector<std::int
   if (*mma_supported(comp).instruction == mma_instruction::m16n8k8_tf32)
     c.mma.flip_a = c.mma.flip_b = 0;  // TF32 tiles are K-major whatever the flips
   c.mma.tma = pick({0, 1});           // check() refuses it where an operand's tile is no TMA box
+  c.mma.stage_out = std::uniform_int_distribution<std::int64_t>(0, 1)(rng);  // staged or not
+  if (c.mma.tma && c.mma.split == 1 && !c.mma.stage_out) c.mma.persistent = pick({0, 1});
   return c;
 }
 

@@ -156,6 +156,34 @@ struct mma_write {
   friend bool operator==(const mma_write&, const mma_write&) = default;
 };
 
+// ---- the staged epilogue (mma_stage_out) ----
+// One output's tile of the staged epilogue in the shared pool: block_m rows of `pitch` elements
+// of the output's type. Row r (M index m_blk + r) holds the block's columns from element
+// `shift` on, shift = (the row's flat offset at column n_blk) % vector: a row's element lies at
+// the same offset modulo 16 bytes in the tile as in the output (the buffer 16-byte aligned), so
+// that every whole 16-byte chunk of the tile is one aligned 16-byte store. The copy to global
+// memory walks (row, chunk) pairs, chunks_per_row per row, consecutive threads on consecutive
+// chunks; a chunk the row's columns fill is one 16-byte store, the first and last of a row (its
+// head up to the first 16-byte boundary, its tail) and the columns past N are stored (or left)
+// element by element, rows past M not at all.
+struct mma_stage {
+  std::size_t output = 0;  // p.outputs[output]: the product's, or a point-wise epilogue's
+  scalar_type type = scalar_type::f32;
+  std::int64_t vector = 8;  // elements per 16 bytes
+  // block_n + vector: room for the shift, and rows 16 bytes apart modulo 128 (the fragments'
+  // 8 rows of one store instruction in different banks)
+  std::int64_t pitch = 0;
+  std::int64_t offset_bytes = 0, bytes = 0;  // in the pool (from 0: the pipeline's tiles reused)
+  // the output's flat accesses: coefficient 1 along N (fused N: the axis row-major in memory);
+  // the first gives the shift
+  std::vector<mma_write> writes;
+  bool shifted = true;  // some row's shift is not 0: one chunk more per row than block_n / vector
+  bool pair = false;    // every shift even: two adjacent columns staged as one 4- or 8-byte store
+  std::int64_t chunks_per_row = 0, copies_per_thread = 0;
+  friend bool operator==(const mma_stage&, const mma_stage&) = default;
+};
+// ---- end the staged epilogue ----
+
 struct mma_plan {
   bool on = false;
   // mma = 2: warpgroup MMA (wgmma.mma_async, sm_90a). warps_m / warps_n then count warpgroups
@@ -218,6 +246,16 @@ struct mma_plan {
   // barrier completes; the other warpgroups (warps_m x warps_n) compute and store each tile.
   bool persistent = false;
   std::int64_t tiles = 0;
+  // ---- the staged epilogue (mma_stage_out = 1) ----
+  // stage_out: after the main loop (and split-K's combine) the block's results - converted
+  // accumulators, or the point-wise epilogue's outputs computed in registers as without it - go
+  // to one shared tile per output (`staged`, mma_stage), then every thread copies chunks of it to
+  // global memory. stage_out_refused: why mma_stage_out = 1 cannot apply (check_plan refuses the
+  // configuration with it); empty where it can.
+  bool stage_out = false;
+  std::vector<mma_stage> staged;
+  std::string stage_out_refused;
+  // ---- end the staged epilogue ----
   friend bool operator==(const mma_plan&, const mma_plan&) = default;
 };
 
@@ -284,6 +322,12 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
      << " write(s) through the out_view" << (m.pair_store ? " in column pairs" : "")
      << (m.pair_epilogue ? ", the epilogue in column pairs" : "")
      << (m.guard_m || m.guard_n ? ", guarded" : ", unguarded (whole tiles)") << "\n";
+  for (const mma_stage& st : m.staged)  // the staged epilogue (mma_stage_out)
+    os << "  staged epilogue: output " << st.output << " (" << short_name(st.type) << ") tile "
+       << m.block_m << "x" << m.block_n << " pitch " << st.pitch << " at byte " << st.offset_bytes
+       << (st.shifted ? ", rows shifted to the output's 16-byte phase" : ", rows aligned")
+       << (st.pair ? ", staged in column pairs" : "") << ", copied in 16-byte chunks ("
+       << st.chunks_per_row << " per row, " << st.copies_per_thread << " per thread)\n";
   return os.str();
 }
 

@@ -787,6 +787,134 @@ class mma_printer {
     out_.line(guard.empty() ? "{" : "if (" + guard + ") {");
   }
 
+  // ---- the staged epilogue (mma_plan::stage_out, mma_stage) ----------------------------------
+
+  // The staged tile's row shift of the thread's current row for stage st: access 0's flat offset
+  // without N's terms, modulo the 16-byte vector (n_blk is a multiple of it).
+  std::string stage_shift(const mma_stage& st) const {
+    if (!st.shifted) return "0";
+    std::vector<std::int64_t> coeff = st.writes.front().coeff;
+    for (auto d : m_.n_dims) coeff[d] = 0;
+    return "(int)((" + affine(coeff, st.writes.front().constant) + ") & " + num(st.vector - 1) +
+           ")";
+  }
+
+  // Before the accumulator loops: no cp.async copy or wgmma still reads or lands in the pool,
+  // every warp is done with the pipeline's tiles; the staged tiles' pointers.
+  void print_stage_begin() {
+    out_.line("{  // the staged epilogue: results -> shared tiles -> 16-byte stores");
+    out_.line("asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
+    if (m_.wgmma)  // done already (the main loop's last wait); stated where the pool is reused
+      out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
+    out_.line(d_.barrier() + "  // every warp is done with the pipeline's tiles");
+    out_.line("unsigned char* const mdh_stage = " +
+              std::string(m_.wgmma ? "mdh_smem_pool + pad;" : "mdh_smem;"));
+    for (std::size_t q = 0; q < m_.staged.size(); ++q) {
+      const std::string ty = d_.type(m_.staged[q].type);
+      out_.line(ty + "* const mdh_st" + num(std::int64_t(q)) + " = (" + ty + "*)(mdh_stage + " +
+                num(m_.staged[q].offset_bytes) + ");");
+    }
+  }
+
+  // Inside the accumulator loops: the tile's row and column of acc[fm][fn][i].
+  void print_stage_position() {
+    out_.line("const int sr = (int)(" + axis_index(m_.m_dims, "m") + " - m_blk), sc = (int)(" +
+              axis_index(m_.n_dims, "n") + " - n_blk);");
+  }
+
+  // The value v0 (and, for a pair, v1 one column further) into st's tile at (sr, sc): one 4- or
+  // 8-byte store where st.pair, else element by element.
+  void stage_store(const mma_stage& st, const std::string& v0, const std::string& v1) {
+    const std::string tile = "mdh_st" + num(std::int64_t(&st - m_.staged.data()));
+    const std::string at = tile + "[sr * " + num(st.pitch) + " + " + stage_shift(st) + " + sc";
+    if (v1.empty()) {
+      out_.line(at + "] = " + v0 + ";");
+    } else if (!st.pair) {
+      out_.line(at + "] = " + v0 + ";");
+      out_.line(at + " + 1] = " + v1 + ";");
+    } else if (st.type == scalar_type::f32) {
+      out_.line("*(float2*)&" + at + "] = make_float2(" + v0 + ", " + v1 + ");");
+    } else {
+      out_.line("*(unsigned*)&" + at + "] = (unsigned)" + v0 + " | ((unsigned)" + v1 + " << 16);");
+    }
+  }
+
+  // After the accumulator loops: barrier, then every thread copies chunks of the staged tiles to
+  // global memory (mma_stage): chunk sk of row sr is the tile's elements [sk * V, sk * V + V),
+  // of which the row's columns [sh, sh + cols) are stored, at their offset in each access; a
+  // whole chunk as one 16-byte store (the tile's shift puts it on the output's 16-byte grid).
+  void print_stage_copy() {
+    out_.line(d_.barrier() + "  // the staged tiles are complete");
+    const std::string T = num(p_.threads);
+    const std::string em = axis_index(m_.m_dims, "m");
+    std::string cols = num(m_.block_n);
+    if (m_.guard_n) {
+      out_.line("const int cols = (int)(" + num(m_.size_n) + " - n_blk < " + num(m_.block_n) +
+                " ? " + num(m_.size_n) + " - n_blk : " + num(m_.block_n) +
+                ");  // the block's columns inside N");
+      cols = "cols";
+    }
+    for (std::size_t q = 0; q < m_.staged.size(); ++q) {
+      const mma_stage& st = m_.staged[q];
+      const std::string tile = "mdh_st" + num(std::int64_t(q)), V = num(st.vector);
+      const std::string ty = d_.type(st.type), out = p_.outputs[st.output].name;
+      const std::int64_t total = m_.block_m * st.chunks_per_row;
+      out_.line("// " + out + ": " + num(st.chunks_per_row) + " chunks of " + V +
+                " per row, consecutive threads on consecutive chunks");
+      loop("for (int sq = 0; sq < " + num(st.copies_per_thread) + "; ++sq) {");
+      out_.line("const int sx = tid + sq * " + T + ";");
+      out_.line("const int sr = sx / " + num(st.chunks_per_row) + ", sk = sx % " +
+                num(st.chunks_per_row) + ";");
+      std::string guard;
+      if (total % p_.threads != 0) guard = "sx < " + num(total);
+      out_.line("const idx_t " + em + " = m_blk + sr;");
+      if (m_.guard_m) guard += (guard.empty() ? "" : " && ") + em + " < " + num(m_.size_m);
+      out_.line(guard.empty() ? "{" : "if (" + guard + ") {");
+      decode_axis(m_.m_dims, "m");
+      out_.line("const int sh = " + stage_shift(st) + ";");
+      out_.line("const int lo = sk * " + V + " > sh ? sk * " + V + " : sh, hi = sk * " + V + " + " +
+                V + " < sh + " + cols + " ? sk * " + V + " + " + V + " : sh + " + cols + ";");
+      out_.line("const " + ty + "* const src = " + tile + " + sr * " + num(st.pitch) + ";");
+      for (const mma_write& w : st.writes) {
+        std::vector<std::int64_t> coeff = w.coeff;
+        for (auto d : m_.n_dims) coeff[d] = 0;
+        // the tile's column j at out[base + j]
+        out_.line("{");
+        out_.line("const idx_t base = " + affine(coeff, w.constant) + " + n_blk - sh;");
+        out_.line("if (lo == sk * " + V + " && hi == sk * " + V + " + " + V + ")");
+        out_.line("  *(uint4*)(" + out + " + base + sk * " + V + ") = *(const uint4*)(src + sk * " +
+                  V + ");");
+        out_.line("else");
+        out_.line("  for (int j = lo; j < hi; ++j) " + out + "[base + j] = src[j];");
+        out_.line("}");
+      }
+      out_.line("}");
+      out_.line("}");
+    }
+    out_.line("}");
+  }
+
+  // The plain product staged: the converted accumulators into the tile (column pairs where
+  // every row's shift is even), then print_stage_copy.
+  void print_staged_epilogue() {
+    const mma_stage& st = m_.staged.at(0);
+    out_.line("// epilogue: accumulators -> " + std::string(short_name(m_.out_type)) +
+              " -> a shared tile -> 16-byte stores through the out_view" +
+              (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));
+    print_stage_begin();
+    print_accumulator_loops(st.pair ? 2 : 1);
+    print_stage_position();
+    const std::string ty = d_.type(m_.out_type);
+    auto value = [&](const std::string& i) {
+      return convert_expr("acc[fm][fn][" + i + "]", scalar_type::f32, m_.out_type, ty);
+    };
+    stage_store(st, value("i"), st.pair ? value("i + 1") : "");
+    out_.line("}");
+    out_.line("}");
+    print_stage_copy();
+  }
+  // ---- end the staged epilogue ------------------------------------------------------------
+
   // With a point-wise epilogue (ir::pointwise_epilogue, mdh::with_epilogue): each accumulator,
   // converted to the product's output type as a store and a load would, goes through
   // mdh_epilogue in registers with the epilogue's own buffers loaded at the same point, and the
@@ -799,7 +927,9 @@ class mma_printer {
     out_.line("// epilogue: accumulators -> " + e.name + " in registers -> its outputs" +
               (pair ? ", two adjacent columns at a time" : "") +
               (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));
+    if (m_.stage_out) print_stage_begin();
     print_accumulator_loops(pair ? 2 : 1);
+    if (m_.stage_out) print_stage_position();
     // element `h` of the pair (0 without pairs): accumulator i + h, the epilogue's own buffers
     // one further along N's innermost dimension
     auto call_for = [&](int h) {
@@ -836,6 +966,11 @@ class mma_printer {
         return convert_expr(y, e.f.result_type(q), t, d_.type(t));
       };
       const std::string y = "y" + std::to_string(q);
+      if (m_.stage_out) {  // into the output's staged tile (print_stage_copy writes it out)
+        stage_store(m_.staged.at(q), pair ? value(y + "_0") : value(y),
+                    pair ? value(y + "_1") : "");
+        continue;
+      }
       for (auto& a : e.outputs[q].accesses) {
         const flat_access f = flatten(a, p_.outputs[q], D);
         const std::string at = p_.outputs[q].name + "[" + affine(f.coeff, f.constant) + "]";
@@ -851,10 +986,12 @@ class mma_printer {
     }
     out_.line("}");
     out_.line("}");
+    if (m_.stage_out) print_stage_copy();
   }
 
   void print_epilogue() {
     if (p_.comp.epilogue) return print_pointwise_epilogue();
+    if (m_.stage_out) return print_staged_epilogue();
     out_.line("// epilogue: accumulators -> " + std::string(short_name(m_.out_type)) +
               ", through the out_view" +
               (m_.guard_m || m_.guard_n ? ", where (m, n) is in range" : ""));

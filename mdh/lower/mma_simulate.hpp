@@ -4,13 +4,16 @@
 // decide (the axes' indices decoded into dimensions, the flat accesses, the guards; cp.async
 // chunks read 16 bytes from the chunk's first element on, zero-filled past the tensor's edge),
 // stored at the tile's (swizzled or padded) offsets; the block's product computed from the tiles
-// (TF32 rounded as cvt.rna does); the epilogue's guarded writes through the out_view. Without a
+// (TF32 rounded as cvt.rna does); the epilogue's guarded writes through the out_view, or with
+// mma_stage_out its staged tile and chunked copy (mma_stage_block). Without a
 // GPU this is the oracle that a plan - fused axes, gathers, chunk alignment - computes the
 // contraction; the printer (mma_printer.hpp) spells the same decisions in CUDA.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include <mdh/error.hpp>
@@ -99,6 +102,65 @@ inline void add_share(std::vector<float>& sum, const std::vector<float>& share, 
   for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = z == 0 ? share[i] : sum[i] + share[i];
 }
 
+// ---- the staged epilogue (mma_stage_out) ----
+// One block's staged epilogue as the kernel runs it (mma_printer's print_stage_copy):
+// value(i, j), the block's result at tile row i and column j, into the staged tile at
+// i * pitch + shift + j for every (i, j) inside the sizes (each slot once, inside the tile),
+// then the copy by (row, chunk) pairs: a whole chunk must start on a 16-byte boundary of the
+// output, an element must lie inside the output and be written once per access (`written`,
+// one count per access and element, across the blocks). Slots never staged read as NaN.
+template <class Value>
+void mma_stage_block(const kernel_plan& p, const buffer_ref& out, std::int64_t m_blk,
+                     std::int64_t n_blk, std::vector<std::int64_t>& e, Value value,
+                     std::vector<std::vector<std::uint8_t>>& written) {
+  const mma_plan& m = p.mma;
+  const mma_stage& st = m.staged.at(0);
+  const std::int64_t V = st.vector, rows = m.block_m * st.pitch;
+  std::vector<float> tile(std::size_t(rows), std::numeric_limits<float>::quiet_NaN());
+  std::vector<bool> staged(tile.size(), false);
+  auto without_n = [&](const lower::mma_write& w) {
+    std::int64_t o = w.constant;
+    for (std::size_t d = 0; d < w.coeff.size(); ++d)
+      if (std::find(m.n_dims.begin(), m.n_dims.end(), d) == m.n_dims.end()) o += w.coeff[d] * e[d];
+    return o;
+  };
+  auto shift = [&] { return st.shifted ? without_n(st.writes.front()) % V : 0; };
+  for (std::int64_t i = 0; i < m.block_m && m_blk + i < m.size_m; ++i) {
+    mma_decode(m.m_dims, p.sizes, m_blk + i, e);
+    const std::int64_t sh = shift();
+    for (std::int64_t j = 0; j < m.block_n && n_blk + j < m.size_n; ++j) {
+      const std::int64_t at = i * st.pitch + sh + j;
+      if (at < 0 || at >= rows || staged[std::size_t(at)])
+        throw error("simulate_mma: staged tile slot " + std::to_string(at) + " outside or twice");
+      staged[std::size_t(at)] = true;
+      tile[std::size_t(at)] = value(i, j);
+    }
+  }
+  written.resize(st.writes.size(), std::vector<std::uint8_t>(std::size_t(out.size()), 0));
+  const std::int64_t cols = std::min(m.block_n, m.size_n - n_blk);
+  for (std::int64_t x = 0; x < st.copies_per_thread * p.threads; ++x) {
+    const std::int64_t r = x / st.chunks_per_row, k = x % st.chunks_per_row;
+    if (r >= m.block_m || m_blk + r >= m.size_m) continue;
+    mma_decode(m.m_dims, p.sizes, m_blk + r, e);
+    const std::int64_t sh = shift();
+    const std::int64_t lo = std::max(k * V, sh), hi = std::min(k * V + V, sh + cols);
+    for (std::size_t a = 0; a < st.writes.size(); ++a) {
+      const std::int64_t base = without_n(st.writes[a]) + n_blk - sh;
+      if (lo == k * V && hi == k * V + V && (base + k * V) % V != 0)
+        throw error("simulate_mma: a 16-byte store of the staged epilogue at element " +
+                    std::to_string(base + k * V) + " is not 16-byte aligned");
+      for (std::int64_t j = lo; j < hi; ++j) {
+        const std::int64_t o = base + j;
+        if (o < 0 || o >= out.size() || written[a][std::size_t(o)]++ != 0)
+          throw error("simulate_mma: the staged epilogue writes element " + std::to_string(o) +
+                      " of access " + std::to_string(a) + " outside the output or twice");
+        mma_write(out, o, tile[std::size_t(r * st.pitch + j)]);
+      }
+    }
+  }
+}
+// ---- end the staged epilogue ----
+
 }  // namespace detail
 
 // Runs plan `p` (p.mma.on, no point-wise epilogue) on `in` (the computation's inputs) into `out`.
@@ -149,6 +211,8 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
       }
   };
   std::vector<float> ta, tb, acc, zacc, ra, rb;
+  std::vector<float> stage;                        // the staged epilogue's block tile (wgmma)
+  std::vector<std::vector<std::uint8_t>> written;  // ... and its writes per access and element
   if (m.wgmma) {
     // The pool as the kernel sees it (index = byte / element size), the stage of step s in
     // buffer s % stages; every warpgroup's instructions read it through their descriptors, as
@@ -227,6 +291,8 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
             }
             detail::add_share(regs, zregs, z);
           }
+          // the staged epilogue: the registers into a block tile first (where they belong)
+          if (m.stage_out) stage.assign(std::size_t(m.block_m * m.block_n), 0.0f);
           for (std::int64_t wg = 0; wg < WG; ++wg)
             for (std::int64_t th = 0; th < 128; ++th)
               for (std::int64_t fm = 0; fm < m.frags_m; ++fm)
@@ -237,6 +303,11 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                     const std::int64_t em =
                         m_blk + wm * m.warp_m + fm * 64 + wq * 16 + g + (i >> 1) * 8;
                     const std::int64_t en = n_blk + wn * m.warp_n + fn * 8 + 2 * t + (i & 1);
+                    if (m.stage_out) {
+                      stage[std::size_t((em - m_blk) * m.block_n + en - n_blk)] =
+                          regs[std::size_t((wg * 128 + th) * R + fm * (N / 2) + fn * 4 + i)];
+                      continue;
+                    }
                     if (em >= m.size_m || en >= m.size_n) continue;
                     detail::mma_decode(m.m_dims, sizes, em, e);
                     detail::mma_decode(m.n_dims, sizes, en, e);
@@ -245,6 +316,13 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                     for (const mma_write& w : m.writes)
                       detail::mma_write(out.at(0), detail::mma_offset(w.coeff, w.constant, e), v);
                   }
+          if (m.stage_out)
+            detail::mma_stage_block(
+                p, out.at(0), m_blk, n_blk, e,
+                [&](std::int64_t i, std::int64_t j) {
+                  return stage[std::size_t(i * m.block_n + j)];
+                },
+                written);
         }
     return;
   }
@@ -287,6 +365,13 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
               }
           }
           detail::add_share(acc, zacc, z);
+        }
+        if (m.stage_out) {
+          detail::mma_stage_block(
+              p, out.at(0), m_blk, n_blk, e,
+              [&](std::int64_t i, std::int64_t j) { return acc[std::size_t(i * m.block_n + j)]; },
+              written);
+          continue;
         }
         for (std::int64_t i = 0; i < rows; ++i)
           for (std::int64_t j = 0; j < cols; ++j) {

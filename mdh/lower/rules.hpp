@@ -150,6 +150,19 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                               name + "=" + str(v[1]) + " with mma=0 (default " + str(value) + ")")
                      : holds();
         });
+  // ---- mma_stage_out (the staged epilogue; where it applies is the plan's, check.hpp) ----
+  add("mma = 0: the mma_* parameters at their defaults", {"mma", "mma_stage_out"}, [](values v) {
+    return v[0] == 0 && v[1] != 0
+               ? broken("mma_stage_out", "mma_stage_out=" + str(v[1]) + " with mma=0 (default 0)")
+               : holds();
+  });
+  add("mma_stage_out in {0 = from registers, 1 = staged through shared memory}",
+      {"mma", "mma_stage_out"}, [](values v) {
+        return v[0] != 0 && v[1] != 0 && v[1] != 1
+                   ? broken("mma_stage_out", "mma_stage_out=" + str(v[1]))
+                   : holds();
+      });
+  // ---- end mma_stage_out ----
   const std::string device = limits.name;
   const bool cuda = limits.cuda;
   add("mma needs a CUDA device", {"mma"}, [cuda, device](values v) {
@@ -251,14 +264,15 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                    ? broken("mma_tma", "tma=" + str(v[1]) + " with mma=" + str(v[0]))
                    : holds();
       });
-  add("mma_persistent in {0, 1}, 1 only with mma = 2, mma_tma = 1 and mma_split = 1 (a producer "
-      "warpgroup issues TMA boxes for the tiles the block walks)",
-      {"mma", "mma_persistent", "mma_tma", "mma_split"}, [](values v) {
+  add("mma_persistent in {0, 1}, 1 only with mma = 2, mma_tma = 1, mma_split = 1 and "
+      "mma_stage_out = 0 (a producer warpgroup issues TMA boxes for the tiles the block walks, "
+      "into the stages a staged epilogue would reuse)",
+      {"mma", "mma_persistent", "mma_tma", "mma_split", "mma_stage_out"}, [](values v) {
         return v[0] != 0 && (v[1] < 0 || v[1] > 1 ||
-                             (v[1] == 1 && (v[0] != 2 || v[2] != 1 || v[3] != 1)))
+                             (v[1] == 1 && (v[0] != 2 || v[2] != 1 || v[3] != 1 || v[4] != 0)))
                    ? broken("mma_persistent", "persistent=" + str(v[1]) + " with mma=" + str(v[0]) +
-                                                  ", mma_tma=" + str(v[2]) +
-                                                  ", mma_split=" + str(v[3]))
+                                                  ", mma_tma=" + str(v[2]) + ", mma_split=" +
+                                                  str(v[3]) + ", mma_stage_out=" + str(v[4]))
                    : holds();
       });
   add("mma_swizzle in {0 = padded rows, 1 = XOR swizzle (16-bit types only)}",

@@ -412,6 +412,7 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
       lower::config c = lower::draw_wgmma_config(x, s, rng);
       c.mma.tma = 1, c.mma.split = split;
       c.mma.persistent = split == 1 ? found % 2 : 0;  // every other one persistent
+      if (c.mma.persistent) c.mma.stage_out = 0;      // (the others staged as drawn)
       if (!axes.empty())  // M, N, K whose tiles are boxes (a random draw rarely finds them)
         c.mma.m = axes[0], c.mma.n = axes[1], c.mma.k = axes[2],
         c.mma.fuse_m = c.mma.fuse_n = c.mma.fuse_k = c.mma.flip_a = c.mma.flip_b = 0;
@@ -455,4 +456,73 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
   check("bf16 matmul_bias_gelu", ops::matmul_bias_gelu<bf16>(), mm, 4);
   check("bf16 matmul split-K 3", ops::matmul<bf16>(), {128, 256, 1024}, 3, 3);
   MESSAGE(total, " TMA kernels checked on the GPU");
+}
+
+// The staged epilogue (mma_stage_out): results through a shared tile, copied in 16-byte stores
+// where the output's rows allow (odd N: a scalar head and tail per row), mma.sync and (on sm_90)
+// wgmma; odd and output-bound sizes, a batched product, f32 and TF32 outputs, point-wise
+// epilogues (bias + GELU, bias + residual), split-K over 3 blocks; every output compared.
+TEST_CASE("staged epilogue (mma_stage_out): mma.sync and wgmma plans match the reference") {
+  gpu_or_skip();
+  auto lim = dev().limits();
+  int total = 0;
+  auto check = [&](const std::string& name, const auto& op, const std::vector<std::int64_t>& s,
+                   int on, std::int64_t split) {
+    INFO(name, " mma=", on, " split=", split);
+    const ir::computation& x = op.ir();
+    const bool tf32 = ir::reads_tf32(x);
+    auto c = lower::default_config(x, s);
+    const std::int64_t r = std::int64_t(x.rank());  // M, N, K the last three dimensions
+    c.mma.on = on, c.mma.m = r - 3, c.mma.n = r - 2, c.mma.k = r - 1;
+    c.mma.swizzle = on == 1 && tf32 ? 0 : 1;
+    c.mma.warps_m = 2, c.mma.warps_n = on == 1 ? 2 : 1, c.mma.tile_m = 64;
+    c.mma.tile_n = on == 1 ? 64 : 128, c.mma.stages = 3;
+    c.mma.tile_k = on == 1 ? (tf32 ? 16 : 32) : (tf32 ? 32 : 64);
+    c.mma.split = split, c.mma.stage_out = 1;
+    auto plan = lower::lower(x, s, c, lim);
+    INFO(lower::to_string(plan));
+    REQUIRE(plan.mma.stage_out);
+    const test::case_data d = epilogue_case_data(op, s, 43);
+    const std::int64_t L = tuning::reduction_length(x, s);
+    cuda::program prog(dev(), plan);
+    for (int launch = 0; launch < (split > 1 ? 2 : 1); ++launch) {
+      std::vector<host_buffer> got;
+      for (auto& w : d.want) {
+        got.emplace_back(w.type(), w.shape());
+        std::memset(got.back().data(), 0xff, got.back().bytes());
+      }
+      std::vector<buffer_ref> in = d.in_refs(), out(got.begin(), got.end());
+      prog.run(in, out);
+      for (std::size_t o = 0; o < got.size(); ++o) {
+        auto msg = tuning::compare(got[o], d.want[o], L);
+        CHECK_MESSAGE(msg.empty(), "launch ", launch, " output ", o, ": ", msg,
+                      msg.empty()
+                          ? ""
+                          : mismatches(got[o], d.want[o], tuning::tolerance(d.want[o].type(), L)));
+      }
+    }
+    ++total;
+  };
+  using sz = std::vector<std::int64_t>;
+  for (int on : {1, 2}) {
+    if (on == 2 && lim.cc_major != 9) continue;
+    check("bf16 matmul 997x1009x769", ops::matmul<bf16>(), sz{997, 1009, 769}, on, 1);
+    check("bf16 matmul 997x1009x769 split-K 3", ops::matmul<bf16>(), sz{997, 1009, 769}, on, 3);
+    check("bf16 matmul 4095x4097x33", ops::matmul<bf16>(), sz{4095, 4097, 33}, on, 1);
+    check("f16 matmul 1000x1010x64 (even N)", ops::matmul<f16>(), sz{1000, 1010, 64}, on, 1);
+    check("bf16 matmul 1024x1024x256 (aligned)", ops::matmul<bf16>(), sz{1024, 1024, 256}, on, 1);
+    check("bf16 -> f32 matmul 997x1009x769", test::matmul_bf16_to_f32(), sz{997, 1009, 769}, on, 1);
+    check("tf32 matmul 997x1009x769", ops::matmul<float>().with_precision(ir::precision::tf32),
+          sz{997, 1009, 769}, on, 1);
+    check("bf16 batch_matmul_nt 2x3x129x131x72", ops::batch_matmul<bf16, false, true>(),
+          sz{2, 3, 129, 131, 72}, on, 1);
+    check("bf16 matmul_bias_gelu 997x1009x769", ops::matmul_bias_gelu<bf16>(), sz{997, 1009, 769},
+          on, 1);
+    check("bf16 matmul_bias_gelu 97x101x770 split-K 3", ops::matmul_bias_gelu<bf16>(),
+          sz{97, 101, 770}, on, 3);
+    check("f16 matmul_bias_residual 45x70x49", ops::matmul_bias_residual<f16>(), sz{45, 70, 49}, on,
+          1);
+  }
+  MESSAGE(total, " staged plans checked on the GPU");
+  CHECK(total >= 11);
 }

@@ -9,6 +9,7 @@
 // fragments for random configurations of every case, and its place in the space.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -782,7 +783,7 @@ TEST_CASE(
       ++found, ++total;
       // the same persistent and warp-specialised: a producer warpgroup more, one wave of blocks
       if (c.mma.split != 1) continue;
-      c.mma.persistent = 1;
+      c.mma.persistent = 1, c.mma.stage_out = 0;
       const auto pp = lower::lower(x, s, c, lim);
       CHECK(pp.mma.persistent);
       CHECK(pp.threads == plan.threads + 128);
@@ -835,7 +836,255 @@ TEST_CASE(
   CHECK(!has(plain, "mdh_tensor_map"));
   CHECK(!has(plain, "mbarrier"));
   CHECK(lower::to_map(c).count("mma_tma") == 0);
+  const std::string key = tuning::kernel_key(c);
   c.mma.tma = 1;
   CHECK(lower::to_map(c).at("mma_tma") == 1);
+  // each is another kernel for the tuner (which measures a kernel key once)
+  CHECK(tuning::kernel_key(c) != key);
+  c.mma.persistent = 1;
+  CHECK(tuning::kernel_key(c) != key);
   CHECK(lower::from_map(lower::to_map(c), x.rank(), x.inputs.size()) == c);
+  c.mma.persistent = 0;
+  CHECK(lower::from_map(lower::to_map(c), x.rank(), x.inputs.size()) == c);
+}
+
+// --- the staged epilogue (mma_stage_out) ----------------------------------------------------
+
+TEST_CASE(
+    "staged epilogue (mma_stage_out): every MMA case staged, mma.sync and wgmma, some split-K, "
+    "NVRTC compiles it for sm_90 and the CPU simulation of the staged copy computes the "
+    "contraction; it is refused exactly where an output is not contiguous along N") {
+  auto lim = lower::h100_limits();
+  cuda::module_cache cache("");
+  int staged = 0, refused = 0, split = 0;
+  test::for_each_mma_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    INFO(name);
+    const auto& x = op.ir();
+    auto d = test::make_case_data(op, sizes, 37);
+    const std::int64_t L = tuning::reduction_length(x, sizes);
+    std::mt19937_64 rng(std::hash<std::string>{}(name) + 4);
+    for (int on : {1, 2})
+      for (int k = 0; k < 2; ++k) {
+        lower::config c = on == 1 ? lower::random_mma_config(x, sizes, lim, rng)
+                                  : lower::random_wgmma_config(x, sizes, lim, rng);
+        c.mma.stage_out = 0;
+        if (k == 1) {  // one instruction's K per step, split over 2 blocks where that passes
+          c.mma.tile_k = lower::mma_instruction_k(*lower::mma_supported(x).instruction);
+          c.mma.split = 2;
+          if (!error_of([&] { lower::check(c, x, sizes, lim); }).empty()) c.mma.split = 1;
+        }
+        const lower::kernel_plan plain = lower::lower(x, sizes, c, lim);
+        CHECK(!plain.mma.stage_out);
+        CHECK(plain.mma.staged.empty());
+        CHECK(!has(cuda::emit(plain), "mdh_stage"));
+        // where it applies: every write steps 1 along N's innermost dimension, a fused N axis
+        // row-major in memory
+        bool applies = true;
+        for (auto& w : plain.mma.writes) {
+          applies = applies && w.coeff[plain.mma.n_dim] == 1;
+          for (std::size_t j = 0; j + 1 < plain.mma.n_dims.size(); ++j)
+            applies = applies && w.coeff[plain.mma.n_dims[j]] == w.coeff[plain.mma.n_dims[j + 1]] *
+                                                                     sizes[plain.mma.n_dims[j + 1]];
+        }
+        c.mma.stage_out = 1;
+        lower::kernel_plan plan;
+        const std::string e = error_of([&] { plan = lower::lower(x, sizes, c, lim); });
+        CHECK(e.empty() == applies);
+        if (!e.empty()) {
+          CHECK(has(e, "(parameter mma_stage_out)"));
+          CHECK((has(e, "along N's innermost dimension") ||
+                 has(e, "the fused N axis is not row-major in memory")));
+          ++refused;
+          continue;
+        }
+        INFO(lower::to_string(plan));
+        REQUIRE(plan.mma.stage_out);
+        REQUIRE(plan.mma.staged.size() == 1);
+        const lower::mma_stage& st = plan.mma.staged[0];
+        CHECK(st.pitch == plan.mma.block_n + st.vector);
+        CHECK(st.vector * std::int64_t(size_of(st.type)) == 16);
+        CHECK(st.chunks_per_row == plan.mma.block_n / st.vector + (st.shifted ? 1 : 0));
+        CHECK(plan.shared_bytes >= st.bytes);
+        CHECK(has(lower::to_string(plan), "staged epilogue: output 0"));
+        const std::string src = cuda::emit(plan);
+        CHECK(has(src, "the staged epilogue: results -> shared tiles -> 16-byte stores"));
+        CHECK(has(src, "*(uint4*)("));
+        CHECK(has(src, "cp.async.wait_group 0;"));
+        auto m = cuda::compile(plan, "sm_90", cache);
+        CHECK(!m->cubin.empty());
+        CHECK(!has(m->log, "wgmma.mma_async instructions are serialized"));
+        auto msg = simulated_mismatch(plan, d, L);
+        CHECK_MESSAGE(msg.empty(), msg);
+        ++staged;
+        split += plan.mma.split > 1;
+      }
+  });
+  MESSAGE(staged, " staged plans compiled and simulated (", split, " split-K), ", refused,
+          " refused");
+  CHECK(staged + refused == 96);
+  CHECK(staged >= 40);
+  CHECK(split >= 20);
+  CHECK(refused >= 36);  // matmul_t (C written transposed) and the NCHW outputs at least
+}
+
+TEST_CASE(
+    "staged epilogue: odd, aligned, even and f32-output matmuls stage rows shifted to the "
+    "output's 16-byte phase (or not), and the simulation checks every store") {
+  auto lim = lower::h100_limits();
+  cuda::module_cache cache("");
+  auto check = [&](const auto& op, const std::vector<std::int64_t>& s, int on, std::int64_t split,
+                   bool shifted, bool pair, std::int64_t vector) {
+    const auto& x = op.ir();
+    INFO(x.name, " ", s[0], "x", s[1], "x", s[2], " mma=", on, " split=", split);
+    auto c = lower::default_config(x, s);
+    const std::int64_t r = std::int64_t(x.rank());  // M, N, K the last three dimensions
+    const bool tf32 = vector == 4 && x.inputs[0].type == scalar_type::f32;
+    c.mma.on = on, c.mma.m = r - 3, c.mma.n = r - 2, c.mma.k = r - 1;
+    c.mma.swizzle = on == 1 && tf32 ? 0 : 1;
+    c.mma.warps_m = 2, c.mma.warps_n = on == 1 ? 2 : 1, c.mma.tile_m = 64;
+    c.mma.tile_n = on == 1 ? 64 : 128, c.mma.tile_k = 32, c.mma.stages = 3;
+    c.mma.split = split, c.mma.stage_out = 1;
+    auto plan = lower::lower(x, s, c, lim);
+    INFO(lower::to_string(plan));
+    REQUIRE(plan.mma.staged.size() == 1);
+    const lower::mma_stage& st = plan.mma.staged[0];
+    CHECK(st.shifted == shifted);
+    CHECK(st.pair == pair);
+    CHECK(st.vector == vector);
+    CHECK(st.chunks_per_row == 128 / vector + (shifted ? 1 : 0));
+    CHECK(st.copies_per_thread == lower::ceil_div(128 * st.chunks_per_row, plan.threads));
+    CHECK(has(lower::to_string(plan), shifted ? "rows shifted" : "rows aligned"));
+    CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+    auto d = test::make_case_data(op, s, 7);
+    const std::int64_t L = s.back();
+    auto msg = simulated_mismatch(plan, d, L);
+    CHECK_MESSAGE(msg.empty(), msg);
+    // a tile whose rows were not shifted would store 16 bytes off the output's 16-byte grid
+    if (shifted) {
+      auto bad = plan;
+      bad.mma.staged[0].shifted = false;
+      bad.mma.staged[0].chunks_per_row -= 1;
+      CHECK(has(error_of([&] { simulated_mismatch(bad, d, L); }), "not 16-byte aligned"));
+    }
+    return plan;
+  };
+  for (int on : {1, 2}) {
+    // N odd: every row in another phase, 2-byte columns one at a time into the tile
+    check(ops::matmul<bf16>(), {4095, 4097, 33}, on, 1, true, false, 8);
+    check(ops::matmul<bf16>(), {997, 1009, 769}, on, 3, true, false, 8);
+    // N even: shifted by an even number of columns, staged in pairs
+    check(ops::matmul<f16>(), {130, 1010, 64}, on, 1, true, true, 8);
+    // N a multiple of 8: rows aligned, no extra chunk
+    check(ops::matmul<bf16>(), {256, 256, 64}, on, 2, false, true, 8);
+    // f32 output: chunks of 4
+    check(test::matmul_bf16_to_f32(), {97, 101, 77}, on, 1, true, false, 4);
+    check(ops::matmul<float>().with_precision(ir::precision::tf32), {64, 96, 40}, on, 1, false,
+          true, 4);
+  }
+  // a batched product: grid.z over the batch dimensions, each row's offset with them
+  check(ops::batch_matmul<bf16, false, true>(), {2, 3, 33, 41, 72}, 1, 1, true, false, 8);
+  check(ops::batch_matmul<bf16, false, true>(), {2, 3, 33, 41, 72}, 2, 3, true, false, 8);
+}
+
+TEST_CASE("staged epilogue: point-wise epilogues stage their outputs, and NVRTC compiles them") {
+  auto lim = lower::h100_limits();
+  cuda::module_cache cache("");
+  int total = 0;
+  test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
+    INFO(name);
+    const auto& x = op.ir();
+    std::mt19937_64 rng(std::hash<std::string>{}(name) + 5);
+    for (int on : {1, 2}) {
+      auto c = on == 1 ? lower::random_mma_config(x, sizes, lim, rng)
+                       : lower::random_wgmma_config(x, sizes, lim, rng);
+      c.mma.stage_out = 1;
+      auto plan = lower::lower(x, sizes, c, lim);
+      INFO(lower::to_string(plan));
+      REQUIRE(plan.mma.stage_out);
+      CHECK(plan.mma.staged.size() == x.epilogue->outputs.size());
+      const std::string src = cuda::emit(plan);
+      CHECK(has(src, "mdh_epilogue("));
+      CHECK(has(src, "mdh_st0["));
+      CHECK(has(src, "*(uint4*)("));
+      CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+      ++total;
+    }
+  });
+  CHECK(total == 8);
+}
+
+TEST_CASE("staged epilogue: the parameter's rules, names, space, starts and refusals") {
+  auto lim = lower::h100_limits();
+  auto bf = ops::matmul<bf16>().ir();
+  const std::vector<std::int64_t> s{4095, 4097, 33};
+  // off: absent from the map (files, sources and kernel names as before); on: written, read back
+  auto c = tuning::start_configurations(bf, s, lim).front();
+  REQUIRE(c.mma.on == 1);
+  CHECK(c.mma.stage_out == 0);
+  CHECK(!lower::to_map(c).count("mma_stage_out"));
+  const std::string key = tuning::kernel_key(c);
+  c.mma.stage_out = 1;
+  CHECK(lower::to_map(c).at("mma_stage_out") == 1);
+  CHECK(lower::from_map(lower::to_map(c), 3, 2) == c);
+  CHECK(lower::config_from_json(nlohmann::json(c), bf) == c);
+  CHECK(tuning::kernel_key(c) != key);
+  // with mma = 0 it stays 0, and it is 0 or 1
+  auto off = lower::default_config(bf, s);
+  off.mma.stage_out = 1;
+  CHECK(has(error_of([&] { lower::check(off, bf, s, lim); }), "(parameter mma_stage_out)"));
+  c.mma.stage_out = 2;
+  CHECK(has(error_of([&] { lower::check(c, bf, s, lim); }), "mma_stage_out in {0"));
+  c.mma.stage_out = 1;
+  // a transposed output (matmul_t: C(j, i)) has no contiguous rows along N: refused, saying why
+  auto t = ops::matmul_t<bf16>().ir();
+  auto tc = lower::default_config(t, {64, 64, 64});
+  tc.mma = c.mma;
+  CHECK_THROWS_WITH_AS(lower::check(tc, t, {64, 64, 64}, lim),
+                       doctest::Contains("(parameter mma_stage_out): output 'C' access 0 steps 64 "
+                                         "elements along N's innermost dimension 'j'"),
+                       error);
+  // staged tiles past the shared memory: a 128x128 f32 tile (67584 bytes) on a device of 64 KB,
+  // where the pipeline's 48 KB fit
+  auto f = test::matmul_bf16_to_f32().ir();
+  auto small = lim;
+  small.shared_per_block_optin = 65536;
+  auto big = lower::default_config(f, {1024, 1024, 64});
+  big.mma = c.mma;
+  big.mma.stage_out = 0;
+  CHECK_NOTHROW(lower::check(big, f, {1024, 1024, 64}, small));
+  big.mma.stage_out = 1;
+  CHECK_THROWS_WITH_AS(lower::check(big, f, {1024, 1024, 64}, small),
+                       doctest::Contains("the staged output tiles fit shared memory (<= 65536 "
+                                         "bytes)' (parameter mma_stage_out): 67584 bytes"),
+                       error);
+  // the space: {0, 1} where it has the tensor-core parameters, absent elsewhere
+  auto values = [](const std::vector<atf::tp>& ps, const std::string& n) {
+    for (auto& p : ps)
+      if (p.name() == n) return p.values().size();
+    return std::size_t(0);
+  };
+  CHECK(values(tuning::make_parameters(bf, s, lim), "mma_stage_out") == 2);
+  CHECK(values(tuning::make_parameters(ops::matmul<float>().ir(), s, lim), "mma_stage_out") == 0);
+  // the starts: where the output outweighs the K steps, the first start of each kind staged,
+  // after the others; points of the space, to_config gives them back
+  auto starts = tuning::start_configurations(bf, s, lim);
+  auto space = tuning::make_search_space(bf, s, lim);
+  int staged_starts = 0;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    if (starts[i].mma.stage_out == 0) continue;
+    ++staged_starts;
+    CHECK(starts[i].mma.split == 1);
+    CHECK(i > 0);
+    CHECK(starts[i - 1].mma.on != 0);  // after the unstaged tensor-core starts
+    auto a = tuning::to_space_configuration(starts[i], bf, s, lim);
+    REQUIRE(space.find(a).has_value());
+    CHECK(tuning::to_config(a, bf, s) == starts[i]);
+  }
+  CHECK(staged_starts == 2);  // mma = 1 and 2 (sm_90)
+  auto first = starts.front();
+  first.mma.stage_out = 1;
+  CHECK(std::find(starts.begin(), starts.end(), first) != starts.end());
+  // a K-heavy product keeps the starts of before
+  for (auto& x : tuning::start_configurations(bf, {2048, 3072, 768}, lim))
+    CHECK(x.mma.stage_out == 0);
 }
