@@ -68,12 +68,7 @@ class mma_printer {
     out_.line("asm volatile(\"cp.async.wait_group " + num(m_.stages - 2) +
               ";\\n\" ::: \"memory\");  // step's copies have landed");
     out_.line(d_.barrier() + "  // ... for every thread, and step - 1's buffer is free");
-    out_.line("{");
-    out_.line("const int next = step + " + num(m_.stages - 1) + ";");
-    out_.line("if (next < " + step_end() + ") load_step(next, " + in_range("next") + " % " +
-              num(m_.stages) + ");");
-    out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
-    out_.line("}");
+    print_copy_ahead(m_.stages - 1);
     out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
     print_compute();
     out_.line("}");
@@ -104,6 +99,16 @@ class mma_printer {
   std::string step_end() const { return split() ? "step1" : num(m_.steps); }
   std::string at_step(const std::string& s) const { return split() ? "step0 + " + s : s; }
   std::string in_range(const std::string& x) const { return split() ? "(" + x + " - step0)" : x; }
+
+  // The cp.async copies of step + ahead into its buffer, one commit group (empty past the end).
+  void print_copy_ahead(std::int64_t ahead) {
+    out_.line("{");
+    out_.line("const int next = step + " + num(ahead) + ";");
+    out_.line("if (next < " + step_end() + ") load_step(next, " + in_range("next") + " % " +
+              num(m_.stages) + ");");
+    out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+    out_.line("}");
+  }
 
   // blockIdx.z: the other ++ dimensions, and with split-K this block's share of the K steps
   // (the fastest-varying part).
@@ -335,12 +340,7 @@ class mma_printer {
           "wgmma");
       out_.line(d_.barrier() + "  // ... for every thread; every warpgroup is done with step - " +
                 num(m_.wgmma_depth + 1));
-      out_.line("{");
-      out_.line("const int next = step + " + num(ahead) + ";");
-      out_.line("if (next < " + step_end() + ") load_step(next, " + in_range("next") + " % " +
-                num(m_.stages) + ");");
-      out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
-      out_.line("}");
+      print_copy_ahead(ahead);
       out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
     }
     print_wgmma_instructions();

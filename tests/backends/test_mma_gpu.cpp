@@ -102,6 +102,27 @@ test::case_data epilogue_case_data(const Op& op, const std::vector<std::int64_t>
   return d;
 }
 
+// Launches `prog` `launches` times on NaN-poisoned outputs (again and again: split-K's counters
+// must come back to zero); "" when every output of every launch matches the reference, else
+// which launch and output did not, with the first elements far off.
+std::string launch_mismatches(cuda::program& prog, const test::case_data& d, std::int64_t L,
+                              int launches) {
+  for (int launch = 0; launch < launches; ++launch) {
+    std::vector<host_buffer> got;
+    for (auto& w : d.want) {
+      got.emplace_back(w.type(), w.shape());
+      std::memset(got.back().data(), 0xff, got.back().bytes());
+    }
+    std::vector<buffer_ref> in = d.in_refs(), out(got.begin(), got.end());
+    prog.run(in, out);
+    for (std::size_t o = 0; o < got.size(); ++o)
+      if (auto msg = tuning::compare(got[o], d.want[o], L); !msg.empty())
+        return "launch " + std::to_string(launch) + " output " + std::to_string(o) + ": " + msg +
+               mismatches(got[o], d.want[o], tuning::tolerance(d.want[o].type(), L));
+  }
+  return "";
+}
+
 bool gpu_or_skip() {
   if (!cuda::device_available()) {
     std::cerr << "no CUDA device: skipping the GPU tests\n";
@@ -348,19 +369,8 @@ TEST_CASE("CUDA: split-K MMA plans match the reference, launch after launch of o
     INFO(lower::to_string(plan));
     REQUIRE(plan.mma.split == c.mma.split);
     cuda::program prog(dev(), plan);
-    for (int launch = 0; launch < 3; ++launch) {
-      std::vector<host_buffer> got;
-      for (auto& w : d.want) {
-        got.emplace_back(w.type(), w.shape());
-        std::memset(got.back().data(), 0xff, got.back().bytes());
-      }
-      std::vector<buffer_ref> in = d.in_refs(), out(got.begin(), got.end());
-      prog.run(in, out);
-      for (std::size_t o = 0; o < got.size(); ++o) {
-        auto msg = tuning::compare(got[o], d.want[o], L);
-        CHECK_MESSAGE(msg.empty(), "launch ", launch, " output ", o, ": ", msg);
-      }
-    }
+    const std::string msg = launch_mismatches(prog, d, L, 3);
+    CHECK_MESSAGE(msg.empty(), msg);
     ++total;
   };
   for (int on : {1, 2}) {
@@ -425,21 +435,9 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
       REQUIRE(plan.mma.tma);
       REQUIRE(plan.mma.persistent == (c.mma.persistent == 1));
       cuda::program prog(dev(), plan);
-      for (int launch = 0; launch < (split > 1 ? 3 : 1); ++launch) {
-        std::vector<host_buffer> got;
-        for (auto& w : d.want) {
-          got.emplace_back(w.type(), w.shape());
-          std::memset(got.back().data(), 0xff, got.back().bytes());
-        }
-        std::vector<buffer_ref> in = d.in_refs(), out(got.begin(), got.end());
-        prog.run(in, out);
-        for (std::size_t o = 0; o < got.size(); ++o) {
-          auto msg = tuning::compare(got[o], d.want[o], L);
-          REQUIRE_MESSAGE(msg.empty(), name, " launch ", launch, " output ", o, ": ", msg, "\n",
-                          nlohmann::json(plan.cfg).dump(), "\n", lower::to_string(plan),
-                          mismatches(got[o], d.want[o], tuning::tolerance(d.want[o].type(), L)));
-        }
-      }
+      const std::string msg = launch_mismatches(prog, d, L, split > 1 ? 3 : 1);
+      REQUIRE_MESSAGE(msg.empty(), name, " ", msg, "\n", nlohmann::json(plan.cfg).dump(), "\n",
+                      lower::to_string(plan));
       ++found, ++total;
     }
     CHECK_MESSAGE(found == configs, name, ": ", found, " TMA configurations drawn");
@@ -485,22 +483,8 @@ TEST_CASE("staged epilogue (mma_stage_out): mma.sync and wgmma plans match the r
     const test::case_data d = epilogue_case_data(op, s, 43);
     const std::int64_t L = tuning::reduction_length(x, s);
     cuda::program prog(dev(), plan);
-    for (int launch = 0; launch < (split > 1 ? 2 : 1); ++launch) {
-      std::vector<host_buffer> got;
-      for (auto& w : d.want) {
-        got.emplace_back(w.type(), w.shape());
-        std::memset(got.back().data(), 0xff, got.back().bytes());
-      }
-      std::vector<buffer_ref> in = d.in_refs(), out(got.begin(), got.end());
-      prog.run(in, out);
-      for (std::size_t o = 0; o < got.size(); ++o) {
-        auto msg = tuning::compare(got[o], d.want[o], L);
-        CHECK_MESSAGE(msg.empty(), "launch ", launch, " output ", o, ": ", msg,
-                      msg.empty()
-                          ? ""
-                          : mismatches(got[o], d.want[o], tuning::tolerance(d.want[o].type(), L)));
-      }
-    }
+    const std::string msg = launch_mismatches(prog, d, L, split > 1 ? 2 : 1);
+    CHECK_MESSAGE(msg.empty(), msg);
     ++total;
   };
   using sz = std::vector<std::int64_t>;
