@@ -17,16 +17,12 @@
 //              where some dimension's size is odd and >= 32 (has_edge_split_parameter), so the
 //              spaces of other shapes (the benchmark cases) are those of before it existed
 //   mma, mma_m, mma_n, mma_k, mma_warps_m, mma_warps_n, mma_tile_m, mma_tile_n, mma_tile_k,
-//              mma_stages, mma_swizzle, mma_split, mma_tma, mma_persistent: the tensor-core path,
+//              mma_stages, mma_swizzle, mma_split, mma_tma, mma_persistent, mma_cluster_m,
+//              mma_cluster_n: the tensor-core path,
 //              only on a CUDA device for a contraction with a tensor-core type
 //              (has_mma_parameters); with mma = 1 (and mma = 2, wgmma, on sm_90 devices only) the
 //              parameters above are not read (each MMA point repeats over them), with mma = 0 the
 //              mma_* sit at their defaults (rules.hpp), so spaces without it are unchanged
-//              mma_stages, mma_swizzle, mma_split: the tensor-core path, only on a CUDA device for
-//              a contraction with a tensor-core type (has_mma_parameters); with mma = 1 (and mma =
-//              2, wgmma, on sm_90 devices only) the parameters above are not read (each MMA point
-//              repeats over them), with mma = 0 the mma_* sit at their defaults (rules.hpp), so
-//              spaces without it are unchanged
 //   mma_stage_out  the staged epilogue (0/1), in the same spaces as the tensor-core parameters
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
@@ -309,6 +305,11 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
   // the persistent warp-specialised kernel (with TMA, unsplit)
   ps.emplace_back("mma_persistent",
                   wgmma ? atf::set({int64_t{0}, int64_t{1}}) : atf::set({int64_t{0}}));
+  // clusters of two persistent blocks sharing one operand by TMA multicast (along M or N)
+  ps.emplace_back("mma_cluster_m",
+                  wgmma ? atf::set({int64_t{1}, int64_t{2}}) : atf::set({int64_t{1}}));
+  ps.emplace_back("mma_cluster_n",
+                  wgmma ? atf::set({int64_t{1}, int64_t{2}}) : atf::set({int64_t{1}}));
   for (auto& [name, role] : detail::mma_fuse_parameters(comp)) {
     // every subset of the role's dimensions as a mask (the rules drop those with the innermost)
     const std::vector<std::size_t> ds = s.contraction->dims_of(role);
@@ -431,6 +432,8 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
     if (a.contains("mma_split")) m["mma_split"] = a.get<std::int64_t>("mma_split");
     if (a.contains("mma_tma")) m["mma_tma"] = a.get<std::int64_t>("mma_tma");
     if (a.contains("mma_persistent")) m["mma_persistent"] = a.get<std::int64_t>("mma_persistent");
+    for (const char* n : {"mma_cluster_m", "mma_cluster_n"})
+      if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
     if (a.contains("mma_stage_out")) m["mma_stage_out"] = a.get<std::int64_t>("mma_stage_out");
   }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
@@ -449,6 +452,8 @@ inline std::string kernel_key(const lower::config& c) {
   if (all.at("mma_tma") != 0) m["mma_tma"] = all.at("mma_tma");        // and cp.async ones
   if (all.at("mma_stage_out") != 0) m["mma_stage_out"] = all.at("mma_stage_out");  // unstaged
   if (all.at("mma_persistent") != 0) m["mma_persistent"] = all.at("mma_persistent");
+  for (const char* n : {"mma_cluster_m", "mma_cluster_n"})
+    if (all.at(n) != 1) m[n] = all.at(n);  // and unclustered ones
   return nlohmann::json(m).dump();
 }
 inline std::string kernel_key(const lower::fused_config& c) { return nlohmann::json(c).dump(); }
@@ -485,6 +490,8 @@ inline atf::configuration to_space_configuration(
     a.set("mma_split", m.at("mma_split"));
     a.set("mma_tma", m.at("mma_tma"));
     a.set("mma_persistent", m.at("mma_persistent"));
+    a.set("mma_cluster_m", m.at("mma_cluster_m"));
+    a.set("mma_cluster_n", m.at("mma_cluster_n"));
     a.set("mma_stage_out", m.at("mma_stage_out"));
   }
   if (with_edge_split < 0

@@ -642,25 +642,31 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
     // leaves room for: 2x1 warpgroups of 64x128 and 64x64 (5 stages), 64x256 and 128x128 (4),
     // 1x2 of 192x64 (5; 192-row tiles divide a wave better where 128 leave half a wave), one of
     // 64x64 (4); then the large ones persistent and warp-specialised (mma_persistent: a
-    // producer warpgroup issues the boxes, running ahead across the tiles a block walks).
+    // producer warpgroup issues the boxes, running ahead across the tiles a block walks); then
+    // four of those in clusters of two blocks that share one operand's tile (mma_cluster_*:
+    // TMA multicast halves that operand's L2 reads).
     struct tma_shape {
       shape x;
-      std::int64_t persistent;
+      std::int64_t persistent, cluster_m = 1, cluster_n = 1;
     };
     c.mma.tma = 1;
     for (fusion f : fusions)
-      for (tma_shape t : {tma_shape{{2, 1, 64, 128, 5}, 0}, tma_shape{{2, 1, 64, 256, 4}, 0},
-                          tma_shape{{2, 1, 128, 128, 4}, 0}, tma_shape{{1, 2, 192, 64, 5}, 0},
-                          tma_shape{{2, 1, 64, 64, 5}, 0}, tma_shape{{1, 1, 64, 64, 4}, 0},
-                          tma_shape{{2, 1, 64, 256, 4}, 1}, tma_shape{{1, 2, 192, 64, 5}, 1},
-                          tma_shape{{2, 1, 64, 128, 5}, 1}, tma_shape{{2, 1, 128, 128, 4}, 1}}) {
+      for (tma_shape t :
+           {tma_shape{{2, 1, 64, 128, 5}, 0}, tma_shape{{2, 1, 64, 256, 4}, 0},
+            tma_shape{{2, 1, 128, 128, 4}, 0}, tma_shape{{1, 2, 192, 64, 5}, 0},
+            tma_shape{{2, 1, 64, 64, 5}, 0}, tma_shape{{1, 1, 64, 64, 4}, 0},
+            tma_shape{{2, 1, 64, 256, 4}, 1}, tma_shape{{1, 2, 192, 64, 5}, 1},
+            tma_shape{{2, 1, 64, 128, 5}, 1}, tma_shape{{2, 1, 128, 128, 4}, 1},
+            tma_shape{{1, 2, 192, 64, 5}, 1, 1, 2}, tma_shape{{2, 1, 64, 256, 4}, 1, 2, 1},
+            tma_shape{{2, 1, 128, 128, 4}, 1, 1, 2}, tma_shape{{2, 1, 64, 128, 5}, 1, 2, 1}}) {
         const shape& x = t.x;
         c.mma.warps_m = x.wm, c.mma.warps_n = x.wn, c.mma.tile_m = x.tm, c.mma.tile_n = x.tn;
         c.mma.tile_k = 64, c.mma.stages = x.stages, c.mma.persistent = t.persistent;
+        c.mma.cluster_m = t.cluster_m, c.mma.cluster_n = t.cluster_n;
         c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
         add(c);
       }
-    c.mma.tma = 0, c.mma.persistent = 0;
+    c.mma.tma = 0, c.mma.persistent = 0, c.mma.cluster_m = c.mma.cluster_n = 1;
   }
   // ---- the staged epilogue: where a tile's output outweighs a quarter of what its K steps read
   // (4095x4097x33: 2 steps), the first start of each kind (mma = 1, 2) again with

@@ -70,7 +70,13 @@ class dialect final : public lower::c_dialect {
   }
   std::string kernel_head(const lower::kernel_plan&, const lower::kernel& k) const override {
     std::int64_t threads = k.launch.block[0] * k.launch.block[1] * k.launch.block[2];
-    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") ";
+    std::string head =
+        "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") ";
+    const std::int64_t* c = k.launch.cluster;
+    if (c[0] * c[1] * c[2] > 1)  // compiled in: an ordinary launch forms the clusters
+      head += "__cluster_dims__(" + std::to_string(c[0]) + ", " + std::to_string(c[1]) + ", " +
+              std::to_string(c[2]) + ") ";
+    return head;
   }
   std::string func_qualifier() const override { return "static __device__ __forceinline__"; }
   std::string type(scalar_type t) const override { return std::string(c_name(t)); }

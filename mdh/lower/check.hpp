@@ -76,6 +76,11 @@ inline void check_plan(const kernel_plan& p) {
   if (p.mma.on && cfg.mma.tma && !p.mma.tma)
     violated("mma_tma", "mma_tma = 1: each operand's tile a TMA box of its buffer",
              p.mma.tma_refused);
+  // Clusters: the shared operand's boxes split evenly between the two blocks (mma_tiles says why
+  // not).
+  if (p.mma.on && !p.mma.cluster_refused.empty())
+    violated(cfg.mma.cluster_n > 1 ? "mma_cluster_n" : "mma_cluster_m",
+             "a cluster's shared tile splits into two halves of TMA boxes", p.mma.cluster_refused);
   // ---- the staged epilogue (mma_stage_out): where the pass found it cannot apply, and its tiles
   // alone past the shared memory (the pipeline's tiles are the next rule's)
   if (p.mma.on && cfg.mma.stage_out != 0 && !p.mma.stage_out)

@@ -86,6 +86,11 @@ struct mma_config {
   // produces (issues the TMA boxes of every tile's steps, running ahead across tiles) while the
   // others compute and store. 0: one block per tile, every warpgroup computing.
   std::int64_t persistent = 0;
+  // mma_cluster_m / mma_cluster_n (with mma_persistent = 1; at most one of them 2): thread-block
+  // clusters of two blocks along M (they share the B tile) or along N (they share A); each
+  // block's producer issues half the shared tile's boxes, multicast into both blocks' shared
+  // memory, so the pair reads the shared operand from L2 once. 1: no cluster.
+  std::int64_t cluster_m = 1, cluster_n = 1;
   // mma_stage_out: 1 = the epilogue's results go through a shared-memory tile and are copied to
   // global memory row by row in 16-byte stores (the staged epilogue, mma_plan::stage_out); 0 =
   // written from the registers.
@@ -164,6 +169,8 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
     if (c.mma.split != 1) m["mma_split"] = c.mma.split;
     if (c.mma.tma) m["mma_tma"] = c.mma.tma;
     if (c.mma.persistent) m["mma_persistent"] = c.mma.persistent;
+    if (c.mma.cluster_m != 1) m["mma_cluster_m"] = c.mma.cluster_m;
+    if (c.mma.cluster_n != 1) m["mma_cluster_n"] = c.mma.cluster_n;
     if (c.mma.stage_out) m["mma_stage_out"] = c.mma.stage_out;
   }
   return m;
@@ -187,6 +194,8 @@ inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
   m.emplace("mma_split", c.mma.split);
   m.emplace("mma_tma", c.mma.tma);
   m.emplace("mma_persistent", c.mma.persistent);
+  m.emplace("mma_cluster_m", c.mma.cluster_m);
+  m.emplace("mma_cluster_n", c.mma.cluster_n);
   m.emplace("mma_stage_out", c.mma.stage_out);
   return m;
 }
@@ -244,7 +253,9 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
     if (m.count("mma_split")) c.mma.split = get("mma_split");  // added later: absent means 1
     if (m.count("mma_tma")) c.mma.tma = get("mma_tma");        // added later: absent means 0
     if (m.count("mma_persistent")) c.mma.persistent = get("mma_persistent");  // the same
-    if (m.count("mma_stage_out")) c.mma.stage_out = get("mma_stage_out");     // absent means 0
+    if (m.count("mma_cluster_m")) c.mma.cluster_m = get("mma_cluster_m");     // absent means 1
+    if (m.count("mma_cluster_n")) c.mma.cluster_n = get("mma_cluster_n");
+    if (m.count("mma_stage_out")) c.mma.stage_out = get("mma_stage_out");  // absent means 0
   }
   for (auto& [n, v] : m)
     if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");

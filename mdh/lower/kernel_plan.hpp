@@ -141,6 +141,9 @@ struct launch_shape {
   std::int64_t grid[3] = {1, 1, 1};
   std::int64_t block[3] = {1, 1, 1};
   std::int64_t shared_bytes = 0;  // dynamic shared memory
+  // thread-block cluster dimensions (sm_90; compiled into the kernel as __cluster_dims__, the
+  // grid a multiple of them); 1, 1, 1: no cluster
+  std::int64_t cluster[3] = {1, 1, 1};
   friend bool operator==(const launch_shape&, const launch_shape&) = default;
 };
 

@@ -204,6 +204,24 @@ inline std::string tma_operand(const kernel_plan& p, mma_operand& x) {
   x.tma = true;
   return "";
 }
+// Makes TMA operand x the multicast operand of a cluster of two blocks (mma_operand::multicast):
+// an even number of boxes per stage, halving the boxes' rows where the count is odd (a half of
+// at least 8 rows, the swizzle's period); returns why it cannot ("" where it can).
+inline std::string tma_multicast(mma_operand& x) {
+  if ((x.tma_col_boxes * x.tma_row_boxes) % 2 != 0) {
+    if (x.tma_box_rows % 16 != 0)
+      return "the shared operand's tile (input " + std::to_string(x.input) + ") is " +
+             std::to_string(x.tma_col_boxes * x.tma_row_boxes) + " box(es) of " +
+             std::to_string(x.tma_box_rows) +
+             " rows: no even split between the cluster's blocks in whole 8-row boxes";
+    x.tma_box_rows /= 2, x.tma_row_boxes *= 2;
+    const std::size_t row = x.k_contiguous ? x.mn_dim : x.k_dim;
+    for (std::size_t j = 0; j < x.tma_dim.size(); ++j)
+      if (x.tma_dim[j] == row) x.tma_box[j] = x.tma_box_rows;
+  }
+  x.multicast = true;
+  return "";
+}
 // ---- the staged epilogue (mma_stage_out) ----
 // mma_plan::staged for mma_stage_out = 1 (see mma_stage): one shared tile per written output
 // (the product's, or each of a point-wise epilogue's), from byte 0 of the pool on (the pipeline's
@@ -432,6 +450,15 @@ inline void mma_tiles(kernel_plan& p) {
     k.launch.grid[0] = std::min(m.tiles, p.limits.sm_count * per_sm);
     k.launch.grid[1] = k.launch.grid[2] = 1;
     k.launch.block[0] = p.threads;
+    if (c.cluster_m * c.cluster_n > 1) {  // pairs of blocks, units of two tiles
+      m.cluster_m = c.cluster_m, m.cluster_n = c.cluster_n;
+      m.cluster_refused = lower::detail::tma_multicast(c.cluster_n > 1 ? m.a : m.b);
+      const std::int64_t tn = ceil_div(m.size_n, m.block_n), tm = ceil_div(m.size_m, m.block_m);
+      m.cluster_units = ceil_div(tn, m.cluster_n) * ceil_div(tm, m.cluster_m) * grid_z;
+      k.launch.grid[0] =
+          2 * std::min(m.cluster_units, std::max<std::int64_t>(1, p.limits.sm_count * per_sm / 2));
+      k.launch.cluster[0] = 2;
+    }
   }
   p.partials.clear(), p.counters.clear();
   if (m.split > 1) {  // split-K: the partial sums and one counter per tile (mma_plan::split)
@@ -544,6 +571,10 @@ config draw_wgmma_config(const ir::computation& comp, const std::vector<std::int
   c.mma.tma = pick({0, 1});           // check() refuses it where an operand's tile is no TMA box
   c.mma.stage_out = std::uniform_int_distribution<std::int64_t>(0, 1)(rng);  // staged or not
   if (c.mma.tma && c.mma.split == 1 && !c.mma.stage_out) c.mma.persistent = pick({0, 1});
+  if (c.mma.persistent) {  // clusters of two along M or N, or none
+    const std::int64_t along = pick({0, 1, 2});
+    c.mma.cluster_m = along == 1 ? 2 : 1, c.mma.cluster_n = along == 2 ? 2 : 1;
+  }
   return c;
 }
 

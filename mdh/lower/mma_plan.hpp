@@ -111,6 +111,11 @@ struct mma_operand {
   std::vector<std::int64_t> tma_extent, tma_stride, tma_box;
   std::vector<std::size_t> tma_dim;
   std::int64_t tma_swizzle = 0, tma_col_boxes = 0, tma_row_boxes = 0, tma_box_rows = 0;
+  // multicast (the operand a cluster's two blocks share, mma_plan::cluster_*): the stage's boxes,
+  // numbered i = cb * tma_row_boxes + rb, are issued half by each block, box i by the block of
+  // cluster rank i % 2, each into the same stage of both blocks (.multicast::cluster), completing
+  // bytes on both blocks' full barriers; their count is even (the plan halves the boxes' rows).
+  bool multicast = false;
   friend bool operator==(const mma_operand&, const mma_operand&) = default;
 };
 
@@ -246,6 +251,18 @@ struct mma_plan {
   // barrier completes; the other warpgroups (warps_m x warps_n) compute and store each tile.
   bool persistent = false;
   std::int64_t tiles = 0;
+  // Clusters (mma_cluster_m / mma_cluster_n = 2, persistent only): the grid's blocks pair up in
+  // clusters of two (cluster rank = blockIdx.x % 2); a cluster walks `cluster_units` units of
+  // two tiles, units u, u + clusters, ... from its cluster id u, each unit the tiles of two
+  // adjacent N (cluster_n) or M (cluster_m) tile indices, one per rank (the second past the
+  // edge, a tile of zeros that is not stored, where the tile count along that axis is odd). The
+  // shared operand (A for cluster_n, B for cluster_m) is multicast (mma_operand::multicast); each
+  // stage's empty barrier counts the computing warps of both blocks, which arrive on both, and
+  // each producer waits for its stages' last releases before its block exits (the partner may
+  // still arrive on them). cluster_refused: why the clusters could not be planned ("" if they
+  // could; check refuses the configuration with it).
+  std::int64_t cluster_m = 1, cluster_n = 1, cluster_units = 0;
+  std::string cluster_refused;
   // ---- the staged epilogue (mma_stage_out = 1) ----
   // stage_out: after the main loop (and split-K's combine) the block's results - converted
   // accumulators, or the point-wise epilogue's outputs computed in registers as without it - go
@@ -290,6 +307,9 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
     os << ", TMA: " << m.tma_bytes << " bytes per stage, full/empty mbarriers at byte "
        << m.barriers_offset;
   if (m.persistent) os << ", persistent over " << m.tiles << " tiles with a producer warpgroup";
+  if (m.cluster_m * m.cluster_n > 1)
+    os << ", clusters of " << m.cluster_m << "x" << m.cluster_n << " blocks (" << m.cluster_units
+       << " units of two tiles, " << (m.cluster_n > 1 ? "A" : "B") << " multicast)";
   os << "\n";
   for (const mma_operand* o : {&m.a, &m.b}) {
     os << "  " << (o == &m.a ? "A" : "B") << ": input " << o->input << " access " << o->access
@@ -311,7 +331,8 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
       for (std::size_t j = 0; j < o->tma_box.size(); ++j)
         os << (j ? "x" : " ") << o->tma_box[j] << "(" << dim_names[o->tma_dim[j]] << ")";
       os << " (" << o->tma_col_boxes << "x" << o->tma_row_boxes << " per stage, " << o->tma_swizzle
-         << "B swizzle)";
+         << "B swizzle" << (o->multicast ? ", multicast: half from each block of the cluster" : "")
+         << ")";
     } else {
       os << (o->async_copy ? "cp.async 16-byte chunks with zero-fill" : "element copies") << " ("
          << o->copies_per_thread << " per thread)";

@@ -85,6 +85,8 @@ class mma_printer {
   source out_;
 
   static std::string num(std::int64_t v) { return std::to_string(v); }
+  // mma_plan::cluster_*: the persistent kernel's blocks in clusters of two
+  bool cluster() const { return m_.cluster_m * m_.cluster_n > 1; }
   // An unrolled loop's head (the dialect's pragma on its own line).
   void loop(const std::string& head) {
     if (!d_.unroll().empty()) out_.line(d_.unroll());
@@ -262,6 +264,10 @@ class mma_printer {
     const std::string ptx = wgmma_ptx(m_.instruction, m_.warp_n);
     out_.line("// Main kernel (tensor cores, " + ptx + "): " + num(p_.blocks) + " blocks of " + T +
               " threads (" + num(m_.warps_m * m_.warps_n) + " warpgroups).");
+    if (cluster())
+      out_.line("// Clusters of two blocks along " + std::string(m_.cluster_n > 1 ? "N" : "M") +
+                ", each block one of a unit's two tiles; the " + (m_.cluster_n > 1 ? "A" : "B") +
+                " tile multicast, half of its boxes from each block.");
     std::string params;
     for (auto& g : p_.inputs)
       params += (params.empty() ? "" : ", ") + d_.global_param(g.type, true, true) + " " + g.name;
@@ -422,7 +428,8 @@ class mma_printer {
   // by thread 0 before a block barrier, and wait_barrier(bar, phase).
   void print_tma_barriers() {
     const std::string S = num(m_.stages);
-    const std::int64_t computing_warps = m_.warps_m * m_.warps_n * 4;
+    // with a cluster the computing warps of both blocks release each stage (multicast fills it)
+    const std::int64_t computing_warps = m_.warps_m * m_.warps_n * 4 * (cluster() ? 2 : 1);
     out_.line(
         "// TMA: full[s] (the boxes of stage s landed: transaction bytes) and empty[s] (every");
     out_.line("// computing warp's wgmmas on stage s completed) mbarriers, after the tiles");
@@ -442,15 +449,22 @@ class mma_printer {
         "asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");  // visible to "
         "the async proxy");
     out_.line("}");
-    out_.line(d_.barrier());
+    if (cluster()) {  // both blocks' barriers initialised before either block uses its partner's
+      out_.line("asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\" ::: \"memory\");");
+      out_.line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\\n\" ::: \"memory\");");
+    } else {
+      out_.line(d_.barrier());
+    }
     out_.line("// until the phase of parity `phase` of barrier `bar` has completed");
     out_.line("auto wait_barrier = [](unsigned bar, unsigned phase) {");
     out_.line("unsigned done = 0;");
     out_.line("do {");
-    out_.line(
-        "asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], "
-        "%2;\\nselp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(phase) : "
-        "\"memory\");");
+    // (with a cluster, acquiring what the partner block released before its remote arrive)
+    const std::string scope = cluster() ? ".acquire.cluster" : "";
+    out_.line("asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity" + scope +
+              ".shared::cta.b64 p, [%1], "
+              "%2;\\nselp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(phase) : "
+              "\"memory\");");
     out_.line("} while (!done);");
     out_.line("};");
   }
@@ -481,16 +495,38 @@ class mma_printer {
   void print_wgmma_persistent() {
     const std::string S = num(m_.stages), WG = num(m_.warps_m * m_.warps_n);
     const std::int64_t tn = ceil_div(m_.size_n, m_.block_n), tm = ceil_div(m_.size_m, m_.block_m);
+    // with a cluster: units of two tiles, each of the cluster's blocks one (its rank)
+    const std::int64_t un = ceil_div(tn, m_.cluster_n), um = ceil_div(tm, m_.cluster_m);
+    if (cluster()) {
+      out_.line("// a cluster of two blocks: this block's rank, the cluster and their number");
+      out_.line("unsigned crank, cid, clusters;");
+      out_.line("asm(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(crank));");
+      out_.line("asm(\"mov.u32 %0, %%clusterid.x;\" : \"=r\"(cid));");
+      out_.line("asm(\"mov.u32 %0, %%nclusterid.x;\" : \"=r\"(clusters));");
+    }
     print_tma_barriers();
     auto tile_indices = [&] {
-      out_.line("const idx_t m_blk = (idx_t)(tile / " + num(tn) + " % " + num(tm) + ") * " +
-                num(m_.block_m) + ", n_blk = (idx_t)(tile % " + num(tn) + ") * " + num(m_.block_n) +
-                ";");
-      decode("(idx_t)(tile / " + num(tn * tm) + ")", m_.grid_dims,
+      if (!cluster()) {
+        out_.line("const idx_t m_blk = (idx_t)(tile / " + num(tn) + " % " + num(tm) + ") * " +
+                  num(m_.block_m) + ", n_blk = (idx_t)(tile % " + num(tn) + ") * " +
+                  num(m_.block_n) + ";");
+      } else if (m_.cluster_n > 1) {
+        out_.line("const idx_t m_blk = (idx_t)(tile / " + num(un) + " % " + num(tm) + ") * " +
+                  num(m_.block_m) + ", n_blk = (idx_t)(tile % " + num(un) + " * 2 + crank) * " +
+                  num(m_.block_n) + ";");
+      } else {
+        out_.line("const idx_t m_blk = (idx_t)(tile / " + num(tn) + " % " + num(um) +
+                  " * 2 + crank) * " + num(m_.block_m) + ", n_blk = (idx_t)(tile % " + num(tn) +
+                  ") * " + num(m_.block_n) + ";");
+      }
+      decode("(idx_t)(tile / " + num(un * um) + ")", m_.grid_dims,
              "the other ++ dimensions, one per tile");
     };
-    const std::string tiles = "for (int tile = " + d_.block_id(0) + "; tile < " + num(m_.tiles) +
-                              "; tile += (int)gridDim.x) {";
+    const std::string tiles = cluster()
+                                  ? "for (int tile = (int)cid; tile < " + num(m_.cluster_units) +
+                                        "; tile += (int)clusters) {  // units of two tiles"
+                                  : "for (int tile = " + d_.block_id(0) + "; tile < " +
+                                        num(m_.tiles) + "; tile += (int)gridDim.x) {";
     out_.line("if (wg == " + WG + ") {  // the producer warpgroup");
     out_.line("if (tid == " + num(m_.warps_m * m_.warps_n * 128) + ") {");
     out_.line("int count = 0;  // steps issued, over the block's tiles");
@@ -504,6 +540,11 @@ class mma_printer {
     out_.line("tma_step(step, slot);");
     out_.line("}");
     out_.line("}");
+    if (cluster()) {  // the partner block may still arrive on this block's empty barriers
+      out_.line("// before the block exits: every stage's last fill released by both blocks");
+      out_.line("for (int c = count > " + S + " ? count - " + S + " : 0; c < count; ++c)");
+      out_.line("  wait_barrier(bar_empty + (c % " + S + ") * 8, (c / " + S + ") & 1);");
+    }
     out_.line("}");
     out_.line("return;");
     out_.line("}");
@@ -513,10 +554,20 @@ class mma_printer {
               "ull, desc_b = " + std::to_string(wgmma_desc_hi(m_.b)) + "ull;");
     out_.line("// a computing warp counts itself in the empty barrier of the stage of step c");
     out_.line("auto release = [&](int c) {");
-    out_.line(
-        "if (lane == 0) asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: "
-        "\"r\"(bar_empty + (c % " +
-        S + ") * 8) : \"memory\");");
+    if (cluster()) {  // in both blocks: either block's producer multicasts into both
+      out_.line("if (lane == 0)");
+      out_.line("  for (unsigned r = 0; r < 2; ++r)");
+      out_.line(
+          "    asm volatile(\"{\\n.reg .b32 ra;\\nmapa.shared::cluster.u32 ra, %0, %1;\\n"
+          "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\n}\\n\" :: "
+          "\"r\"(bar_empty + (c % " +
+          S + ") * 8), \"r\"(r) : \"memory\");");
+    } else {
+      out_.line(
+          "if (lane == 0) asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" :: "
+          "\"r\"(bar_empty + (c % " +
+          S + ") * 8) : \"memory\");");
+    }
     out_.line("};");
     out_.line("float acc[" + num(m_.frags_m) + "][" + num(m_.frags_n) + "][4];");
     out_.line("int count = 0;  // steps consumed, over the block's tiles");
@@ -541,7 +592,13 @@ class mma_printer {
     out_.line("// the accumulators are the last wgmma's results from here on");
     loop("for (int i = 0; i < " + num(m_.frags_m * m_.frags_n * 4) +
          "; ++i) asm volatile(\"\" : \"+f\"((&acc[0][0][0])[i])::\"memory\");");
+    // a unit's second tile past an odd tile count: zeros, computed for the partner's sake only
+    const bool phantom = (m_.cluster_n > 1 && tn % 2 != 0) || (m_.cluster_m > 1 && tm % 2 != 0);
+    if (phantom)
+      out_.line(m_.cluster_n > 1 ? "if (n_blk < " + num(m_.size_n) + ") {  // a tile inside N"
+                                 : "if (m_blk < " + num(m_.size_m) + ") {  // a tile inside M");
     print_epilogue();
+    if (phantom) out_.line("}");
     out_.line("}");
   }
 
@@ -558,6 +615,7 @@ class mma_printer {
     for (std::size_t j = 0; j < n; ++j) regs += (j ? ", %" : "%") + num(std::int64_t(j) + 3);
     for (std::int64_t cb = 0; cb < o.tma_col_boxes; ++cb)
       for (std::int64_t rb = 0; rb < o.tma_row_boxes; ++rb) {
+        const std::int64_t box = cb * o.tma_row_boxes + rb;  // multicast: from rank box % 2
         const std::int64_t dst =
             o.offset_bytes + (cb * o.rows + rb * o.tma_box_rows) * o.atom_cols * elem;
         std::string coords;
@@ -567,6 +625,17 @@ class mma_printer {
                                 : d == row ? row_blk + " + " + num(rb * o.tma_box_rows)
                                            : ev(d);
           coords += ", \"r\"((int)(" + c + "))";
+        }
+        if (o.multicast) {  // into both blocks of the cluster, completing on both full barriers
+          out_.line("if (crank == " + num(box % 2) + ")");
+          out_.line("  asm volatile(\"cp.async.bulk.tensor." + num(std::int64_t(n)) +
+                    "d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                    "[%0], [%1, {" +
+                    regs + "}], [%2], %" + num(std::int64_t(n) + 3) +
+                    ";\\n\" :: \"r\"(smem_base + " + num(dst) + " + slot * " + num(o.stage_bytes) +
+                    "), \"l\"(&" + map + "), \"r\"(full)" + coords +
+                    ", \"h\"((unsigned short)3) : \"memory\");");
+          continue;
         }
         out_.line("asm volatile(\"cp.async.bulk.tensor." + num(std::int64_t(n)) +
                   "d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {" + regs +

@@ -180,6 +180,24 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                   std::int64_t k_blk, std::vector<float>& tile) {
     tile.assign(std::size_t(o.stage_bytes / std::int64_t(size_of(o.type))), 0.0f);
     const buffer_ref& b = in.at(o.input);
+    if (o.multicast) {  // a cluster's boxes: box i from rank i % 2, both halves cover the stage
+                        // once
+      std::vector<int> cover(tile.size(), 0);
+      std::int64_t per_rank[2] = {0, 0};
+      for (std::int64_t cb = 0; cb < o.tma_col_boxes; ++cb)
+        for (std::int64_t rb = 0; rb < o.tma_row_boxes; ++rb) {
+          ++per_rank[(cb * o.tma_row_boxes + rb) % 2];
+          for (std::int64_t r = rb * o.tma_box_rows; r < (rb + 1) * o.tma_box_rows; ++r)
+            for (std::int64_t col = cb * o.atom_cols; col < (cb + 1) * o.atom_cols; ++col)
+              ++cover.at(std::size_t(tile_offset(o, r, col)));
+        }
+      for (std::int64_t r = 0; r < o.rows; ++r)
+        for (std::int64_t col = 0; col < o.cols; ++col)
+          if (cover[std::size_t(tile_offset(o, r, col))] != 1 || per_rank[0] != per_rank[1])
+            throw error("simulate_mma: the multicast boxes of input " + std::to_string(o.input) +
+                        " do not split its tile evenly between the cluster's blocks (element " +
+                        std::to_string(r) + ", " + std::to_string(col) + ")");
+    }
     if (o.tma) {  // TMA boxes: an element is read where every coordinate is inside the buffer
       for (std::int64_t r = 0; r < o.rows; ++r)
         for (std::int64_t col = 0; col < o.cols; ++col) {

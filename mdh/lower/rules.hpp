@@ -141,7 +141,9 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                                                            {"mma_flip_b", off.flip_b},
                                                            {"mma_split", off.split},
                                                            {"mma_tma", off.tma},
-                                                           {"mma_persistent", off.persistent}};
+                                                           {"mma_persistent", off.persistent},
+                                                           {"mma_cluster_m", off.cluster_m},
+                                                           {"mma_cluster_n", off.cluster_n}};
   for (auto [name, value] : defaults)
     add("mma = 0: the mma_* parameters at their defaults", {"mma", name},
         [name = std::string(name), value](values v) {
@@ -274,6 +276,16 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                                                   ", mma_tma=" + str(v[2]) + ", mma_split=" +
                                                   str(v[3]) + ", mma_stage_out=" + str(v[4]))
                    : holds();
+      });
+  add("mma_cluster_m, mma_cluster_n in {1, 2}, at most one 2, only with mma_persistent = 1 "
+      "(clusters of two blocks sharing one operand's tile by TMA multicast)",
+      {"mma", "mma_cluster_m", "mma_cluster_n", "mma_persistent"}, [](values v) {
+        const bool bad = v[1] < 1 || v[1] > 2 || v[2] < 1 || v[2] > 2 || v[1] * v[2] > 2 ||
+                         (v[1] * v[2] == 2 && v[3] != 1);
+        return v[0] != 0 && bad ? broken(v[1] != 1 ? "mma_cluster_m" : "mma_cluster_n",
+                                         "cluster_m=" + str(v[1]) + ", cluster_n=" + str(v[2]) +
+                                             " with mma_persistent=" + str(v[3]))
+                                : holds();
       });
   add("mma_swizzle in {0 = padded rows, 1 = XOR swizzle (16-bit types only)}",
       {"mma", "mma_swizzle"}, [tf32](values v) {

@@ -404,12 +404,14 @@ TEST_CASE("CUDA: split-K MMA plans match the reference, launch after launch of o
 // wgmma configurations with TMA of the cases whose rows are 16-byte multiples (the rest: check()
 // refuses TMA), sizes that leave partial tiles along M, N and K (the boxes' zero fill), batched and
 // transposed operands, a TCCG contraction (4-D boxes), a point-wise epilogue, split-K launched
-// three times, and bf16 / f16.
+// three times, and bf16 / f16. A third of the persistent ones run in clusters of two blocks along
+// M and a third along N (mma_cluster_*: one operand multicast; odd tile counts leave a unit's
+// second tile past the edge).
 TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
   gpu_or_skip();
   auto lim = dev().limits();
   if (!sm90_or_skip(lim)) return;
-  int total = 0;
+  int total = 0, clustered = 0;
   auto check = [&](const std::string& name, const auto& op, const std::vector<std::int64_t>& s,
                    int configs, std::int64_t split = 1, std::vector<std::int64_t> axes = {}) {
     INFO(name);
@@ -423,6 +425,9 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
       c.mma.tma = 1, c.mma.split = split;
       c.mma.persistent = split == 1 ? found % 2 : 0;  // every other one persistent
       if (c.mma.persistent) c.mma.stage_out = 0;      // (the others staged as drawn)
+      // of the persistent ones, in turn: no cluster, clusters along M, clusters along N
+      const int along = c.mma.persistent ? found / 2 % 3 : 0;
+      c.mma.cluster_m = along == 1 ? 2 : 1, c.mma.cluster_n = along == 2 ? 2 : 1;
       if (!axes.empty())  // M, N, K whose tiles are boxes (a random draw rarely finds them)
         c.mma.m = axes[0], c.mma.n = axes[1], c.mma.k = axes[2],
         c.mma.fuse_m = c.mma.fuse_n = c.mma.fuse_k = c.mma.flip_a = c.mma.flip_b = 0;
@@ -434,6 +439,8 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
       const auto plan = lower::lower(x, s, c, lim);
       REQUIRE(plan.mma.tma);
       REQUIRE(plan.mma.persistent == (c.mma.persistent == 1));
+      REQUIRE(plan.mma.cluster_m * plan.mma.cluster_n == (along ? 2 : 1));
+      clustered += along ? 1 : 0;
       cuda::program prog(dev(), plan);
       const std::string msg = launch_mismatches(prog, d, L, split > 1 ? 3 : 1);
       REQUIRE_MESSAGE(msg.empty(), name, " ", msg, "\n", nlohmann::json(plan.cfg).dump(), "\n",
@@ -453,7 +460,10 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
         4, 1, {0, 2, 6});
   check("bf16 matmul_bias_gelu", ops::matmul_bias_gelu<bf16>(), mm, 4);
   check("bf16 matmul split-K 3", ops::matmul<bf16>(), {128, 256, 1024}, 3, 3);
-  MESSAGE(total, " TMA kernels checked on the GPU");
+  // more tiles than a wave of blocks: persistent blocks and clusters walk several tiles each
+  check("bf16 matmul many tiles", ops::matmul<bf16>(), {1100, 2120, 136}, 12);
+  MESSAGE(total, " TMA kernels checked on the GPU, ", clustered, " in clusters of two");
+  CHECK(clustered >= 6);
 }
 
 // The staged epilogue (mma_stage_out): results through a shared tile, copied in 16-byte stores

@@ -743,7 +743,7 @@ TEST_CASE(
     "compiled by NVRTC and computed right (simulate_mma); the rest is refused, saying why") {
   auto lim = lower::h100_limits();
   cuda::module_cache cache("");
-  int total = 0, persistent = 0;
+  int total = 0, persistent = 0, clustered = 0;
   auto check = [&](const std::string& name, const auto& op, const std::vector<std::int64_t>& s,
                    int configs, std::vector<std::int64_t> axes = {}) {
     INFO(name);
@@ -754,7 +754,7 @@ TEST_CASE(
     int found = 0;
     for (int attempt = 0; attempt < 400 && found < configs; ++attempt) {
       lower::config c = lower::draw_wgmma_config(x, s, rng);
-      c.mma.tma = 1, c.mma.persistent = 0;
+      c.mma.tma = 1, c.mma.persistent = 0, c.mma.cluster_m = c.mma.cluster_n = 1;
       if (!axes.empty())  // M, N, K whose tiles are boxes (a random draw rarely finds them)
         c.mma.m = axes[0], c.mma.n = axes[1], c.mma.k = axes[2],
         c.mma.fuse_m = c.mma.fuse_n = c.mma.fuse_k = c.mma.flip_a = c.mma.flip_b = 0;
@@ -796,6 +796,28 @@ TEST_CASE(
       msg = simulated_mismatch(pp, d, L);
       CHECK_MESSAGE(msg.empty(), msg);
       ++persistent;
+      // and in clusters of two blocks along N (A multicast) or M (B multicast)
+      (found % 2 ? c.mma.cluster_n : c.mma.cluster_m) = 2;
+      const auto cp = lower::lower(x, s, c, lim);
+      INFO(lower::to_string(cp));
+      const lower::mma_operand& shared = found % 2 ? cp.mma.a : cp.mma.b;
+      CHECK(shared.multicast);
+      CHECK(!(found % 2 ? cp.mma.b : cp.mma.a).multicast);
+      CHECK(shared.tma_col_boxes * shared.tma_row_boxes % 2 == 0);
+      CHECK(cp.kernels[0].launch.cluster[0] == 2);
+      CHECK(cp.kernels[0].launch.grid[0] % 2 == 0);
+      CHECK(cp.kernels[0].launch.grid[0] <= 2 * cp.mma.cluster_units);
+      CHECK(cp.mma.cluster_units * 2 >= cp.mma.tiles);  // every tile in a unit
+      CHECK(cp.mma.cluster_units <= cp.mma.tiles);
+      const std::string cs = cuda::emit(cp);
+      CHECK(has(cs, "__cluster_dims__(2, 1, 1)"));
+      CHECK(has(cs, ".multicast::cluster"));
+      CHECK(has(cs, "mapa.shared::cluster"));
+      CHECK(has(cs, "barrier.cluster.wait"));
+      CHECK(!cuda::compile(cp, "sm_90", cache)->cubin.empty());
+      msg = simulated_mismatch(cp, d, L);
+      CHECK_MESSAGE(msg.empty(), msg);
+      ++clustered;
     }
     CHECK_MESSAGE(found == configs, name, ": ", found, " TMA configurations drawn");
   };
@@ -807,8 +829,10 @@ TEST_CASE(
   // a, c innermost in A(d, e, g, a) and B(g, f, b, c): 4-D boxes, d, e, f, b on grid.z
   check("bf16 tccg_abcdef_dega_gfbc", ops::tccg_abcdef_dega_gfbc<bf16>(), {8, 2, 16, 3, 2, 3, 24},
         3, {0, 2, 6});
-  MESSAGE(total, " TMA plans compiled and simulated, ", persistent, " also persistent");
+  MESSAGE(total, " TMA plans compiled and simulated, ", persistent, " also persistent, ", clustered,
+          " also in clusters");
   CHECK(persistent > 0);
+  CHECK(clustered == persistent);
 
   // refused, naming the parameter and the reason: rows of 77 bf16 (154 bytes), TF32, mma = 1
   auto x = ops::matmul<bf16>().ir();
@@ -844,7 +868,19 @@ TEST_CASE(
   c.mma.persistent = 1;
   CHECK(tuning::kernel_key(c) != key);
   CHECK(lower::from_map(lower::to_map(c), x.rank(), x.inputs.size()) == c);
-  c.mma.persistent = 0;
+  c.mma.cluster_n = 2;  // clusters are other kernels too, and written to parameter files
+  CHECK(tuning::kernel_key(c) != key);
+  CHECK(lower::to_map(c).at("mma_cluster_n") == 2);
+  CHECK(lower::from_map(lower::to_map(c), x.rank(), x.inputs.size()) == c);
+  CHECK_NOTHROW(lower::check(c, x, {96, 104, 80}, lim));
+  c.mma.cluster_m = 2;  // one direction at a time, and only persistent
+  CHECK_THROWS_WITH_AS(lower::check(c, x, {96, 104, 80}, lim),
+                       doctest::Contains("parameter mma_cluster_m"), error);
+  c.mma.cluster_m = 1, c.mma.persistent = 0;
+  CHECK_THROWS_WITH_AS(lower::check(c, x, {96, 104, 80}, lim),
+                       doctest::Contains("parameter mma_cluster_n"), error);
+  c.mma.cluster_n = 1;
+  CHECK(lower::to_map(c).count("mma_cluster_n") == 0);
   CHECK(lower::from_map(lower::to_map(c), x.rank(), x.inputs.size()) == c);
 }
 
