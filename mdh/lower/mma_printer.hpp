@@ -459,12 +459,10 @@ class mma_printer {
     out_.line("auto wait_barrier = [](unsigned bar, unsigned phase) {");
     out_.line("unsigned done = 0;");
     out_.line("do {");
-    // (with a cluster, acquiring what the partner block released before its remote arrive)
-    const std::string scope = cluster() ? ".acquire.cluster" : "";
-    out_.line("asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity" + scope +
-              ".shared::cta.b64 p, [%1], "
-              "%2;\\nselp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(phase) : "
-              "\"memory\");");
+    out_.line(
+        "asm volatile(\"{\\n.reg .pred p;\\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], "
+        "%2;\\nselp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(bar), \"r\"(phase) : "
+        "\"memory\");");
     out_.line("} while (!done);");
     out_.line("};");
   }
@@ -554,12 +552,15 @@ class mma_printer {
               "ull, desc_b = " + std::to_string(wgmma_desc_hi(m_.b)) + "ull;");
     out_.line("// a computing warp counts itself in the empty barrier of the stage of step c");
     out_.line("auto release = [&](int c) {");
-    if (cluster()) {  // in both blocks: either block's producer multicasts into both
+    // in both blocks: either block's producer multicasts into both. The arrive's default
+    // semantics (release at CTA scope) suffice: wgmma.wait_group has completed the stage's reads,
+    // and a cluster-scope release or acquire would fence every step.
+    if (cluster()) {
       out_.line("if (lane == 0)");
       out_.line("  for (unsigned r = 0; r < 2; ++r)");
       out_.line(
           "    asm volatile(\"{\\n.reg .b32 ra;\\nmapa.shared::cluster.u32 ra, %0, %1;\\n"
-          "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\n}\\n\" :: "
+          "mbarrier.arrive.shared::cluster.b64 _, [ra];\\n}\\n\" :: "
           "\"r\"(bar_empty + (c % " +
           S + ") * 8), \"r\"(r) : \"memory\");");
     } else {
