@@ -444,6 +444,16 @@ inline void mma_tiles(kernel_plan& p) {
   if (m.tma && c.persistent) {  // a producer warpgroup more; as many blocks as fit at once
     m.persistent = true;
     p.threads += 128;
+    if (m.stage_out) {  // the staged tiles after the barriers: the producer refills the stages
+      const std::int64_t base = (m.barriers_offset + 16 * m.stages + 127) / 128 * 128;
+      std::int64_t end = base;
+      for (mma_stage& st : m.staged) {
+        st.offset_bytes += base, end = st.offset_bytes + st.bytes;
+        // copied by the computing warpgroups alone
+        st.copies_per_thread = ceil_div(m.block_m * st.chunks_per_row, p.threads - 128);
+      }
+      p.shared_bytes = end + 1024;
+    }
     const std::int64_t per_sm = std::max<std::int64_t>(
         1, std::min((p.limits.shared_per_block_optin + 1024) / (p.shared_bytes + 1024),
                     2048 / p.threads));
@@ -570,7 +580,7 @@ config draw_wgmma_config(const ir::computation& comp, const std::vector<std::int
     c.mma.flip_a = c.mma.flip_b = 0;  // TF32 tiles are K-major whatever the flips
   c.mma.tma = pick({0, 1});           // check() refuses it where an operand's tile is no TMA box
   c.mma.stage_out = std::uniform_int_distribution<std::int64_t>(0, 1)(rng);  // staged or not
-  if (c.mma.tma && c.mma.split == 1 && !c.mma.stage_out) c.mma.persistent = pick({0, 1});
+  if (c.mma.tma && c.mma.split == 1) c.mma.persistent = pick({0, 1});
   if (c.mma.persistent) {  // clusters of two along M or N, or none
     const std::int64_t along = pick({0, 1, 2});
     c.mma.cluster_m = along == 1 ? 2 : 1, c.mma.cluster_n = along == 2 ? 2 : 1;

@@ -873,10 +873,14 @@ class mma_printer {
   // every warp is done with the pipeline's tiles; the staged tiles' pointers.
   void print_stage_begin() {
     out_.line("{  // the staged epilogue: results -> shared tiles -> 16-byte stores");
-    out_.line("asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
-    if (m_.wgmma)  // done already (the main loop's last wait); stated where the pool is reused
-      out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
-    out_.line(d_.barrier() + "  // every warp is done with the pipeline's tiles");
+    if (m_.persistent) {  // own tiles after the pipeline's, which the producer keeps filling
+      out_.line(stage_barrier() + "  // every computing warp is done copying the last tile out");
+    } else {
+      out_.line("asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
+      if (m_.wgmma)  // done already (the main loop's last wait); stated where the pool is reused
+        out_.line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");");
+      out_.line(d_.barrier() + "  // every warp is done with the pipeline's tiles");
+    }
     out_.line("unsigned char* const mdh_stage = " +
               std::string(m_.wgmma ? "mdh_smem_pool + pad;" : "mdh_smem;"));
     for (std::size_t q = 0; q < m_.staged.size(); ++q) {
@@ -884,6 +888,13 @@ class mma_printer {
       out_.line(ty + "* const mdh_st" + num(std::int64_t(q)) + " = (" + ty + "*)(mdh_stage + " +
                 num(m_.staged[q].offset_bytes) + ");");
     }
+  }
+
+  // The staged epilogue's barrier: the block's, or in the persistent kernel named barrier 1 of
+  // the computing warpgroups (the producer's thread may be waiting on an empty stage).
+  std::string stage_barrier() const {
+    if (!m_.persistent) return d_.barrier();
+    return "asm volatile(\"bar.sync 1, " + num(p_.threads - 128) + ";\\n\" ::: \"memory\");";
   }
 
   // Inside the accumulator loops: the tile's row and column of acc[fm][fn][i].
@@ -914,8 +925,10 @@ class mma_printer {
   // of which the row's columns [sh, sh + cols) are stored, at their offset in each access; a
   // whole chunk as one 16-byte store (the tile's shift puts it on the output's 16-byte grid).
   void print_stage_copy() {
-    out_.line(d_.barrier() + "  // the staged tiles are complete");
-    const std::string T = num(p_.threads);
+    out_.line(stage_barrier() + "  // the staged tiles are complete");
+    // the persistent kernel's producer warpgroup (the last) takes no part
+    const std::int64_t threads = m_.persistent ? p_.threads - 128 : p_.threads;
+    const std::string T = num(threads);
     const std::string em = axis_index(m_.m_dims, "m");
     std::string cols = num(m_.block_n);
     if (m_.guard_n) {
@@ -936,7 +949,7 @@ class mma_printer {
       out_.line("const int sr = sx / " + num(st.chunks_per_row) + ", sk = sx % " +
                 num(st.chunks_per_row) + ";");
       std::string guard;
-      if (total % p_.threads != 0) guard = "sx < " + num(total);
+      if (total % threads != 0) guard = "sx < " + num(total);
       out_.line("const idx_t " + em + " = m_blk + sr;");
       if (m_.guard_m) guard += (guard.empty() ? "" : " && ") + em + " < " + num(m_.size_m);
       out_.line(guard.empty() ? "{" : "if (" + guard + ") {");

@@ -266,15 +266,14 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                    ? broken("mma_tma", "tma=" + str(v[1]) + " with mma=" + str(v[0]))
                    : holds();
       });
-  add("mma_persistent in {0, 1}, 1 only with mma = 2, mma_tma = 1, mma_split = 1 and "
-      "mma_stage_out = 0 (a producer warpgroup issues TMA boxes for the tiles the block walks, "
-      "into the stages a staged epilogue would reuse)",
-      {"mma", "mma_persistent", "mma_tma", "mma_split", "mma_stage_out"}, [](values v) {
+  add("mma_persistent in {0, 1}, 1 only with mma = 2, mma_tma = 1 and mma_split = 1 (a "
+      "producer warpgroup issues TMA boxes for the tiles the block walks)",
+      {"mma", "mma_persistent", "mma_tma", "mma_split"}, [](values v) {
         return v[0] != 0 && (v[1] < 0 || v[1] > 1 ||
-                             (v[1] == 1 && (v[0] != 2 || v[2] != 1 || v[3] != 1 || v[4] != 0)))
+                             (v[1] == 1 && (v[0] != 2 || v[2] != 1 || v[3] != 1)))
                    ? broken("mma_persistent", "persistent=" + str(v[1]) + " with mma=" + str(v[0]) +
-                                                  ", mma_tma=" + str(v[2]) + ", mma_split=" +
-                                                  str(v[3]) + ", mma_stage_out=" + str(v[4]))
+                                                  ", mma_tma=" + str(v[2]) +
+                                                  ", mma_split=" + str(v[3]))
                    : holds();
       });
   add("mma_cluster_m, mma_cluster_n in {1, 2}, at most one 2, only with mma_persistent = 1 "

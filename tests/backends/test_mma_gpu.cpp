@@ -424,7 +424,6 @@ TEST_CASE("CUDA wgmma TMA: random TMA configurations match the reference") {
       lower::config c = lower::draw_wgmma_config(x, s, rng);
       c.mma.tma = 1, c.mma.split = split;
       c.mma.persistent = split == 1 ? found % 2 : 0;  // every other one persistent
-      if (c.mma.persistent) c.mma.stage_out = 0;      // (the others staged as drawn)
       // of the persistent ones, in turn: no cluster, clusters along M, clusters along N
       const int along = c.mma.persistent ? found / 2 % 3 : 0;
       c.mma.cluster_m = along == 1 ? 2 : 1, c.mma.cluster_n = along == 2 ? 2 : 1;

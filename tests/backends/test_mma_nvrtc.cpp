@@ -743,7 +743,7 @@ TEST_CASE(
     "compiled by NVRTC and computed right (simulate_mma); the rest is refused, saying why") {
   auto lim = lower::h100_limits();
   cuda::module_cache cache("");
-  int total = 0, persistent = 0, clustered = 0;
+  int total = 0, persistent = 0, clustered = 0, persistent_staged = 0;
   auto check = [&](const std::string& name, const auto& op, const std::vector<std::int64_t>& s,
                    int configs, std::vector<std::int64_t> axes = {}) {
     INFO(name);
@@ -783,9 +783,23 @@ TEST_CASE(
       ++found, ++total;
       // the same persistent and warp-specialised: a producer warpgroup more, one wave of blocks
       if (c.mma.split != 1) continue;
-      c.mma.persistent = 1, c.mma.stage_out = 0;
-      const auto pp = lower::lower(x, s, c, lim);
+      c.mma.persistent = 1;  // staged or not as drawn (staged: its own tiles, if they fit)
+      lower::kernel_plan pp;
+      try {
+        pp = lower::lower(x, s, c, lim);
+      } catch (const error& e) {
+        REQUIRE_MESSAGE(c.mma.stage_out == 1, e.what());
+        CHECK(has(e.what(), "shared"));
+        c.mma.stage_out = 0;
+        pp = lower::lower(x, s, c, lim);
+      }
       CHECK(pp.mma.persistent);
+      if (pp.mma.stage_out) {  // after the pipeline's tiles and barriers, copied by its warps
+        ++persistent_staged;
+        for (const auto& st : pp.mma.staged)
+          CHECK(st.offset_bytes >= pp.mma.barriers_offset + 16 * pp.mma.stages);
+        CHECK(has(cuda::emit(pp), "bar.sync 1, " + std::to_string(pp.threads - 128)));
+      }
       CHECK(pp.threads == plan.threads + 128);
       CHECK(pp.kernels[0].launch.grid[0] <= std::min<std::int64_t>(pp.mma.tiles, 2 * lim.sm_count));
       CHECK(pp.mma.tiles == plan.blocks);
@@ -829,9 +843,10 @@ TEST_CASE(
   // a, c innermost in A(d, e, g, a) and B(g, f, b, c): 4-D boxes, d, e, f, b on grid.z
   check("bf16 tccg_abcdef_dega_gfbc", ops::tccg_abcdef_dega_gfbc<bf16>(), {8, 2, 16, 3, 2, 3, 24},
         3, {0, 2, 6});
-  MESSAGE(total, " TMA plans compiled and simulated, ", persistent, " also persistent, ", clustered,
-          " also in clusters");
+  MESSAGE(total, " TMA plans compiled and simulated, ", persistent, " also persistent (",
+          persistent_staged, " staged), ", clustered, " also in clusters");
   CHECK(persistent > 0);
+  CHECK(persistent_staged > 0);
   CHECK(clustered == persistent);
 
   // refused, naming the parameter and the reason: rows of 77 bf16 (154 bytes), TF32, mma = 1
