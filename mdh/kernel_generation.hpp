@@ -18,6 +18,9 @@ namespace mdh {
 //  4: shared tiles stored with the buffer's first dimension innermost (transpose 2, rank >= 3)
 //     are filled in their stored order (copy_schedule's copy_order): a warp stores consecutive
 //     words instead of one bank (2026-11-27).
-inline constexpr int kernel_generation = 4;
+//  5: the persistent wgmma kernel reads its warpgroup index through __shfl_sync (warp-uniform to
+//     ptxas, whose wgmmas in the role branches were otherwise serialized for some tiles), and its
+//     header counts the producer warpgroup (2026-11-27).
+inline constexpr int kernel_generation = 5;
 
 }  // namespace mdh

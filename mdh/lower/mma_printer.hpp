@@ -263,7 +263,8 @@ class mma_printer {
     const std::string T = num(p_.threads);
     const std::string ptx = wgmma_ptx(m_.instruction, m_.warp_n);
     out_.line("// Main kernel (tensor cores, " + ptx + "): " + num(p_.blocks) + " blocks of " + T +
-              " threads (" + num(m_.warps_m * m_.warps_n) + " warpgroups).");
+              " threads (" + num(m_.warps_m * m_.warps_n) +
+              (m_.persistent ? " computing warpgroups and a producer)." : " warpgroups)."));
     if (cluster())
       out_.line("// Clusters of two blocks along " + std::string(m_.cluster_n > 1 ? "N" : "M") +
                 ", each block one of a unit's two tiles; the " + (m_.cluster_n > 1 ? "A" : "B") +
@@ -286,7 +287,13 @@ class mma_printer {
     out_.line("const int lane = tid & 31, warp = tid >> 5;");
     out_.line(
         "const int g = lane >> 2, t = lane & 3;  // the fragments' group and thread in group");
-    out_.line("const int wg = tid >> 7, wq = warp & 3;  // the warpgroup, the warp within it");
+    if (m_.persistent)  // broadcast: ptxas then knows it warp-uniform, and the roles' branches
+      // (wgmma in one of them) are no divergent paths it would serialize the wgmmas for
+      out_.line(
+          "const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0), wq = warp & 3;  // the "
+          "warpgroup, the warp within it");
+    else
+      out_.line("const int wg = tid >> 7, wq = warp & 3;  // the warpgroup, the warp within it");
     out_.line("const int wm = wg / " + num(m_.warps_n) + ", wn = wg % " + num(m_.warps_n) +
               ";  // the warpgroup's tile along M and N");
     if (!m_.persistent) {

@@ -960,7 +960,10 @@ TEST_CASE(
         const std::string src = cuda::emit(plan);
         CHECK(has(src, "the staged epilogue: results -> shared tiles -> 16-byte stores"));
         CHECK(has(src, "*(uint4*)("));
-        CHECK(has(src, "cp.async.wait_group 0;"));
+        if (plan.mma.persistent)  // own tiles: the computing warpgroups' named barrier
+          CHECK(has(src, "bar.sync 1, "));
+        else  // the pipeline's tiles reused
+          CHECK(has(src, "cp.async.wait_group 0;"));
         auto m = cuda::compile(plan, "sm_90", cache);
         CHECK(!m->cubin.empty());
         CHECK(!has(m->log, "wgmma.mma_async instructions are serialized"));
