@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, then one or more of
-#   tests  - the gpu-labelled tests (with PREBUILT: every carried backends_*_gpu binary, filtered
-#            by GPU_TEST_FILTER when set)
+#   tests  - the gpu-labelled tests (GPU_TESTS="backends_attention_gpu ...": only those; with
+#            PREBUILT: every carried backends_*_gpu binary, filtered by GPU_TEST_FILTER when set)
 #   sanitize - compute-sanitizer memcheck (GPU sweep, fused pairs) and racecheck (IR-sample sweep),
 #            both over the tensor-core (MMA) configurations of backends_mma_gpu
 #   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20, over all sessions of a
@@ -155,10 +155,15 @@ else
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OUT/cmake.log" 2>&1 || {
   tail -30 "$OUT/cmake.log"; exit 1; }
 # what the modes run (mdh-tune itself is not: tune_cases tunes)
-targets=(mdh_bench tune_cases)
-[ "${modes[*]}" = layer ] && targets=()
+targets=()
+for m in "${modes[@]}"; do
+  case "$m" in tests | layer | sanitize) ;; *) targets=(mdh_bench tune_cases) ;; esac
+done
 for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer 08_bert_layer); done
-for m in "${modes[@]}"; do [ "$m" = tests ] || [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu); done
+# GPU_TESTS: which GPU test binaries the tests mode builds and runs (default: all of them)
+gpu_tests=(${GPU_TESTS:-backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu})
+for m in "${modes[@]}"; do [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu); done
+for m in "${modes[@]}"; do [ "$m" = tests ] && targets+=("${gpu_tests[@]}"); done
 # Each target is one translation unit, and `cmake --build --target a b c` builds them one after
 # another on one core (7+ minutes for mdh-tune alone): build them side by side instead, after
 # the tests' shared doctest object.
@@ -196,7 +201,8 @@ for m in "${modes[@]}"; do
       done < <(find "$BIN" -name 'backends_*_gpu' -type f -perm -u+x | sort)
       (exit "$rc_all")
     else
-      ctest --test-dir "$BIN" -L gpu --output-on-failure >"$OUT/gpu_tests.log" 2>&1
+      ctest --test-dir "$BIN" -L gpu -R "^($(IFS='|'; echo "${gpu_tests[*]}"))\$" \
+        --output-on-failure >"$OUT/gpu_tests.log" 2>&1
     fi
     rc=$?
     tail -15 "$OUT/gpu_tests.log"

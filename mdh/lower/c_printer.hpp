@@ -101,7 +101,8 @@ inline std::string num(std::int64_t v) { return std::to_string(v); }
 
 // The main kernel of a tensor-core plan (mdh/lower/mma_printer.hpp, included at the end).
 inline std::string print_mma_kernel(const kernel_plan& p, const c_dialect& d, const kernel& k);
-// The source of a with_producer plan (mdh/lower/producer_printer.hpp, included at the end).
+// The source of a with_producer plan (mdh/lower/producer_printer.hpp and, on tensor cores,
+// producer_mma_printer.hpp, included at the end).
 inline std::string print_producer_source(const kernel_plan& p, const c_dialect& d);
 
 // The printer: one kernel plan -> one translation unit holding all its kernels.
@@ -1546,3 +1547,4 @@ inline std::string print_c(const kernel_plan& p, const c_dialect& d) {
 
 #include <mdh/lower/mma_printer.hpp>
 #include <mdh/lower/producer_printer.hpp>
+#include <mdh/lower/producer_mma_printer.hpp>

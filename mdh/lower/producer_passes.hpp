@@ -36,6 +36,7 @@
 #include <mdh/error.hpp>
 #include <mdh/ir/evaluate.hpp>
 #include <mdh/ir/with_producer.hpp>
+#include <mdh/lower/affine.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/dump.hpp>
 #include <mdh/lower/kernel_plan.hpp>
@@ -185,6 +186,19 @@ inline void roles(kernel_plan& kp) {
 inline void partition(kernel_plan& kp) {
   producer_plan& p = kp.producer;
   const producer_config& c = kp.producer_cfg;
+  if (c.mma) {  // a warp per 16 rows; each lane holds fragments, not rows
+    p.depth_padded = ceil_div(p.depth, 16) * 16;
+    p.values_padded = ceil_div(p.values, 16) * 16;
+    p.rows_per_thread = p.keys_per_thread = p.values_per_thread = 0;
+    p.row_blocks = ceil_div(p.rows, c.t_i);
+    p.key_steps = ceil_div(p.keys, c.t_j);
+    p.batch_blocks = 1;
+    for (auto d : p.batch_dims) p.batch_blocks *= kp.sizes[d];
+    kp.threads = c.thr_i * 32;
+    kp.blocks = p.batch_blocks * p.row_blocks;
+    kp.acc_count = p.values_padded / 2;  // 16 rows x values over 32 lanes
+    return;
+  }
   p.rows_per_thread = c.t_i / c.thr_i;
   p.keys_per_thread = c.t_j / c.thr_j;
   p.values_per_thread = ceil_div(p.values, c.thr_j);
@@ -222,6 +236,36 @@ inline void global_buffers(kernel_plan& kp) {
     kp.outputs.push_back(make(x.outputs[k], "out" + std::to_string(k), false));
 }
 
+// Whether a read's tile rows can be copied as 16-byte chunks: 16-bit elements, the row's
+// dimension `along` contiguous (coefficient 1) and `extent` (its length) a multiple of 8, every
+// other coefficient and the constant multiples of 8 elements, so that every row starts 16-byte
+// aligned (the buffers themselves are 256-byte aligned allocations).
+inline bool chunk_aligned(const ir::access& a, const global_buffer& g, std::size_t rank,
+                          std::size_t along, std::int64_t extent) {
+  if (size_of(g.type) != 2 || extent % 8 != 0) return false;
+  const flat_access f = flatten(a, g, rank);
+  if (f.coeff[along] != 1 || f.constant % 8 != 0) return false;
+  for (std::size_t d = 0; d < rank; ++d)
+    if (d != along && f.coeff[d] % 8 != 0) return false;
+  return true;
+}
+
+// mma: the operands' and the values' copy modes (16-byte cp.async chunks where every tile row is
+// aligned, chunk_aligned; else element by element).
+inline void copy_mode(kernel_plan& kp) {
+  producer_plan& p = kp.producer;
+  const ir::produced& x = p.x;
+  p.operand_chunks = true;
+  for (auto& o : p.operands)
+    p.operand_chunks =
+        p.operand_chunks &&
+        chunk_aligned(x.producer.inputs[o.input].accesses[o.access], kp.inputs[o.kernel_input],
+                      x.producer.rank(), p.depth_dim, p.depth);
+  p.value_chunks =
+      chunk_aligned(x.consumer.inputs[1 - x.read].accesses[0], kp.inputs[p.value_input],
+                    x.consumer.rank(), p.value_dim, p.values);
+}
+
 // 4. Shared memory: the operand tiles (stored type, rows padded), the value tile, p and the
 // partial row maxima and sums (accumulation type), each 16-byte aligned. `place` lays them out
 // for a configuration (writing the offsets when `out`), so that the shared-memory rule and the
@@ -235,6 +279,21 @@ inline std::int64_t place_shared(const kernel_plan& kp, const producer_config& c
     at += (bytes + 15) / 16 * 16;
     return o;
   };
+  if (c.mma) {  // 16-bit tiles: the row operand once, the column operands and values per stage
+    const std::int64_t dp = ceil_div(p.depth, 16) * 16, vp = ceil_div(p.values, 16) * 16;
+    for (std::size_t k = 0; k < p.operands.size(); ++k) {
+      const producer_operand& o = p.operands[k];
+      const std::int64_t extent = o.row ? c.t_i : c.t_j, stride = dp + c.pad;
+      const std::int64_t stage = extent * stride * 2, off = place(stage * (o.row ? 1 : c.stages));
+      if (out)
+        out->operands[k].extent = extent, out->operands[k].stride = stride,
+        out->operands[k].offset_bytes = off, out->operands[k].stage_bytes = o.row ? 0 : stage;
+    }
+    const std::int64_t vstage = c.t_j * (vp + c.pad) * 2, v = place(vstage * c.stages);
+    if (out)
+      out->value_offset_bytes = v, out->value_stride = vp + c.pad, out->value_stage_bytes = vstage;
+    return at;
+  }
   for (std::size_t k = 0; k < p.operands.size(); ++k) {
     const producer_operand& o = p.operands[k];
     const std::int64_t extent = o.row ? c.t_i : c.t_j, stride = p.depth + c.pad;
@@ -296,8 +355,107 @@ inline kernel_plan shape_plan(const ir::produced& x, const std::vector<std::int6
 
 }  // namespace producer_passes
 
-// The rules over a configuration's parameters (t_i, t_j, thr_i, thr_j, pad), stated once:
-// check_config reports the first one broken, the tuner's space turns each into an atf
+// The tensor-core kernel's rules (mma, stages): what the instruction needs of the pair (16-bit
+// operands and values of one type, a product over the depth, float accumulation, a CUDA device
+// of compute capability 8.0 or newer) and of the tiles (a warp per 16 rows, 16 keys a step at
+// least, ldmatrix's 16-byte rows), its registers, and stages 2 only with mma and 16-byte copies.
+inline void append_producer_mma_rules(std::vector<rule>& r, const kernel_plan& shape,
+                                      const device_limits& limits) {
+  using span = std::span<const std::int64_t>;
+  auto v = [](std::int64_t n) { return std::to_string(n); };
+  const producer_plan& p = shape.producer;
+  const ir::produced& x = p.x;
+  // why the pair cannot take tensor cores, or empty
+  std::string why;
+  const scalar_type vt = shape.inputs[p.value_input].type;
+  if (!limits.cuda || limits.cc_major < 8)
+    why = "device " + limits.name + " (tensor cores need CUDA, compute capability >= 8.0)";
+  else if (vt != scalar_type::bf16 && vt != scalar_type::f16)
+    why = "the values are " + std::string(short_name(vt)) + " (tensor cores need bf16 or f16)";
+  else if (p.operands.size() != 2 || p.operands[0].row == p.operands[1].row)
+    why = "the producer reads " + v(std::int64_t(p.operands.size())) +
+          " operands (tensor cores need one row and one column operand)";
+  else if (x.producer.f.result_type(0) != scalar_type::f32 ||
+           x.consumer.f.result_type(0) != scalar_type::f32)
+    why = "the producer or the consumer does not accumulate in f32";
+  else {
+    for (auto& o : p.operands)
+      if (shape.inputs[o.kernel_input].type != vt)
+        why = "operand '" + x.producer.inputs[o.input].name + "' is " +
+              std::string(short_name(shape.inputs[o.kernel_input].type)) + ", the values " +
+              std::string(short_name(vt)) + " (tensor cores need one type)";
+    for (const double a : {1.5, -3.25})
+      for (const double b : {2.0, -0.75}) {
+        auto got = ir::evaluate(x.producer.f, std::vector<double>{a, b});
+        if (why.empty() && !producer_passes::close(got[0], a * b))
+          why = "the producer's scalar function is not the product of its operands (f(" +
+                std::to_string(a) + ", " + std::to_string(b) + ") = " + std::to_string(got[0]) +
+                ")";
+      }
+  }
+  r.push_back({"mma in {0, 1}, stages in {1, 2}; stages 2 only with mma",
+               {"mma", "stages"},
+               false,
+               [v](span a) -> std::optional<rule_violation> {
+                 if (a[0] != 0 && a[0] != 1) return rule_violation{"mma", "mma=" + v(a[0])};
+                 if (a[1] != 1 && a[1] != 2) return rule_violation{"stages", "stages=" + v(a[1])};
+                 if (a[1] == 2 && a[0] == 0) return rule_violation{"stages", "stages=2, mma=0"};
+                 return std::nullopt;
+               }});
+  r.push_back(
+      {"mma = 1 needs bf16/f16 operands and values of one type, a product over the depth "
+       "accumulated in f32, and a CUDA device of compute capability >= 8.0",
+       {"mma"},
+       false,
+       [why](span a) -> std::optional<rule_violation> {
+         if (a[0] == 0 || why.empty()) return std::nullopt;
+         return rule_violation{"mma", why};
+       }});
+  r.push_back(
+      {"mma = 1: t_i = 16 x thr_i (a warp per 16 rows), thr_j = 32, t_j a multiple of 16, "
+       "pad 0 or 8, vec 1",
+       {"t_i", "t_j", "thr_i", "thr_j", "pad", "vec", "mma"},
+       false,
+       [v](span a) -> std::optional<rule_violation> {
+         if (a[6] == 0) return std::nullopt;
+         if (a[0] != 16 * a[2])
+           return rule_violation{"thr_i", "t_i=" + v(a[0]) + " thr_i=" + v(a[2])};
+         if (a[3] != 32) return rule_violation{"thr_j", "thr_j=" + v(a[3])};
+         if (a[1] % 16 != 0) return rule_violation{"t_j", "t_j=" + v(a[1])};
+         if (a[4] != 0 && a[4] != 8) return rule_violation{"pad", "pad=" + v(a[4])};
+         if (a[5] != 1) return rule_violation{"vec", "vec=" + v(a[5])};
+         return std::nullopt;
+       }});
+  const std::int64_t dp = ceil_div(p.depth, 16) * 16, vp = ceil_div(p.values, 16) * 16;
+  r.push_back(
+      {"mma = 1: fragment registers per thread (scores t_j/2, p t_j/4, results "
+       "values/2, row operand depth/4; rounded to 16) <= 160",
+       {"t_j", "mma"},
+       false,
+       [v, dp, vp](span a) -> std::optional<rule_violation> {
+         if (a[1] == 0) return std::nullopt;
+         const std::int64_t n = a[0] / 2 + a[0] / 4 + vp / 2 + dp / 4;
+         if (n <= 160) return std::nullopt;
+         return rule_violation{"t_j", v(n) + " registers (t_j=" + v(a[0]) + ", depth " + v(dp) +
+                                          ", values " + v(vp) + ")"};
+       }});
+  kernel_plan copies = shape;
+  producer_passes::copy_mode(copies);
+  const bool chunks = copies.producer.operand_chunks && copies.producer.value_chunks;
+  r.push_back(
+      {"stages = 2 needs 16-byte copies (16-bit rows of the operands and the values, "
+       "every row 16-byte aligned)",
+       {"stages"},
+       false,
+       [chunks](span a) -> std::optional<rule_violation> {
+         if (a[0] != 2 || chunks) return std::nullopt;
+         return rule_violation{"stages",
+                               "stages=2 with element copies (a row not 16-byte aligned)"};
+       }});
+}
+
+// The rules over a configuration's parameters (t_i, t_j, thr_i, thr_j, pad, vec, mma, stages),
+// stated once: check_config reports the first one broken, the tuner's space turns each into an atf
 // constraint (on its last parameter, the order of the space). Throws mdh::error when the pair
 // cannot be lowered at all (roles).
 inline std::vector<rule> producer_config_rules(const ir::produced& x,
@@ -328,11 +486,11 @@ inline std::vector<rule> producer_config_rules(const ir::produced& x,
                  if (a[1] >= 1 && a[0] % a[1] == 0) return std::nullopt;
                  return rule_violation{"thr_i", "t_i=" + v(a[0]) + " thr_i=" + v(a[1])};
                }});
-  r.push_back({"thr_j divides t_j (each thread owns t_j / thr_j keys of a step)",
-               {"t_j", "thr_j"},
+  r.push_back({"thr_j divides t_j (each thread owns t_j / thr_j keys of a step; SIMT)",
+               {"t_j", "thr_j", "mma"},
                false,
                [v](span a) -> std::optional<rule_violation> {
-                 if (a[1] >= 1 && a[0] % a[1] == 0) return std::nullopt;
+                 if (a[2] != 0 || (a[1] >= 1 && a[0] % a[1] == 0)) return std::nullopt;
                  return rule_violation{"thr_j", "t_j=" + v(a[0]) + " thr_j=" + v(a[1])};
                }});
   r.push_back({"threads per block <= " + v(max_threads),
@@ -363,11 +521,12 @@ inline std::vector<rule> producer_config_rules(const ir::produced& x,
                                                     v(values) + " over thr_j=" + v(a[2]) + ")"};
                }});
   r.push_back({"shared memory <= " + v(max_shared),
-               {"t_i", "t_j", "thr_j", "pad"},
+               {"t_i", "t_j", "thr_j", "pad", "mma", "stages"},
                false,
                [v, shape, max_shared](span a) -> std::optional<rule_violation> {
                  producer_config c;
                  c.t_i = a[0], c.t_j = a[1], c.thr_j = a[2], c.pad = a[3];
+                 c.mma = a[4], c.stages = a[5];
                  const std::int64_t bytes = producer_passes::place_shared(*shape, c, nullptr);
                  if (bytes <= max_shared) return std::nullopt;
                  return rule_violation{"t_i", v(bytes) + " bytes (depth " +
@@ -389,6 +548,7 @@ inline std::vector<rule> producer_config_rules(const ir::produced& x,
                  if (a[0] % 4 != 0) return rule_violation{"vec", "vec=4, pad=" + v(a[0])};
                  return std::nullopt;
                }});
+  append_producer_mma_rules(r, *shape, limits);
   return r;
 }
 
@@ -397,7 +557,7 @@ namespace producer_passes {
 // Reports the first rule the configuration breaks (before the passes).
 inline void check_config(const producer_config& c, const ir::produced& x,
                          const std::vector<std::int64_t>& sizes, const device_limits& limits) {
-  const auto m = to_map(c);
+  const auto m = to_full_map(c);
   for (const rule& r : producer_config_rules(x, sizes, limits)) {
     std::vector<std::int64_t> vals;
     for (auto& n : r.reads) vals.push_back(m.at(n));
@@ -460,6 +620,7 @@ inline kernel_plan lower(const ir::produced& x, const std::vector<std::int64_t>&
   run("roles", producer_passes::roles);
   run("partition", producer_passes::partition);
   run("global_buffers", producer_passes::global_buffers);
+  if (cfg.mma) run("copy_mode", producer_passes::copy_mode);
   run("shared_tiles", producer_passes::shared_tiles);
   run("kernels", producer_passes::kernels);
   producer_passes::check(kp);
@@ -492,6 +653,27 @@ inline bool valid(const ir::produced& x, const std::vector<std::int64_t>& sizes,
   } catch (const error&) {
     return false;
   }
+}
+
+// A random valid tensor-core configuration (seeded; for tests): 1, 2, 4 or 8 warps, 16 to 128
+// keys a step, pad 0 or 8, one or two stages (two where the copies allow). Throws
+// mdh::error when the pair or the device has no tensor-core kernel (the rule's reason).
+template <class Rng>
+producer_config random_mma_config(const ir::produced& x, const std::vector<std::int64_t>& sizes,
+                                  const device_limits& limits, Rng& rng) {
+  producer_config c;
+  c.mma = 1, c.thr_j = 32, c.vec = 1, c.pad = 8, c.t_i = 16, c.thr_i = 1, c.t_j = 16;
+  producer_passes::check_config(c, x, sizes, limits);  // the pair's reason, if any
+  for (int tries = 0; tries < 100; ++tries) {
+    c.thr_i = std::int64_t(1) << (rng() % 4);
+    c.t_i = 16 * c.thr_i;
+    c.t_j = 16 << (rng() % 4);
+    c.pad = rng() % 2 ? 8 : 0;
+    c.stages = 1 + std::int64_t(rng() % 2);
+    if (valid(x, sizes, c, limits)) return c;
+  }
+  throw internal_error("random_mma_config(with_producer '" + x.name +
+                       "'): no valid configuration drawn");
 }
 
 // A random valid configuration (seeded; for tests): powers of two tiles and threads (at most

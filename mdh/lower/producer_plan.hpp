@@ -29,14 +29,28 @@ namespace mdh::lower {
 //   vec    1, or 4: the producer's depth loop reads 4 consecutive operand elements as one
 //          vector per tile row (4-byte operands; depth and pad multiples of 4: pad 4 keeps the
 //          16-byte reads of consecutive rows on distinct banks)
+//   mma    0: the SIMT loop nest; 1: tensor cores (mma.sync m16n8k16 on bf16/f16 operands, a
+//          CUDA device of compute capability >= 8.0; producer_mma_printer.hpp): a warp per 16
+//          rows (t_i = 16 thr_i, thr_j = 32 lanes); the scores and p V are warp-level products
+//          and the row maxima and sums warp shuffles; pad 0 or 8 (16-byte rows for ldmatrix)
+//   stages 1, or 2 with mma: buffers of the column operands and values; with 2 the next step's
+//          tiles are copied (cp.async) while this step computes
 struct producer_config {
-  std::int64_t t_i = 32, t_j = 32, thr_i = 8, thr_j = 16, pad = 1, vec = 1;
+  std::int64_t t_i = 32, t_j = 32, thr_i = 8, thr_j = 16, pad = 1, vec = 1, mma = 0, stages = 1;
   friend bool operator==(const producer_config&, const producer_config&) = default;
 };
 
+// Every parameter with its value (the tuner's space, the rules).
+inline std::map<std::string, std::int64_t> to_full_map(const producer_config& c) {
+  return {{"t_i", c.t_i}, {"t_j", c.t_j}, {"thr_i", c.thr_i}, {"thr_j", c.thr_j},
+          {"pad", c.pad}, {"vec", c.vec}, {"mma", c.mma},     {"stages", c.stages}};
+}
+// The parameters a file and a kernel name hold: mma and stages only with mma on, so that the
+// SIMT configurations keep their files, sources and kernel names.
 inline std::map<std::string, std::int64_t> to_map(const producer_config& c) {
-  return {{"t_i", c.t_i},     {"t_j", c.t_j}, {"thr_i", c.thr_i},
-          {"thr_j", c.thr_j}, {"pad", c.pad}, {"vec", c.vec}};
+  auto m = to_full_map(c);
+  if (c.mma == 0 && c.stages == 1) m.erase("mma"), m.erase("stages");
+  return m;
 }
 inline std::string to_string(const producer_config& c) {
   std::string s;
@@ -45,11 +59,11 @@ inline std::string to_string(const producer_config& c) {
 }
 inline producer_config producer_config_from_map(const std::map<std::string, std::int64_t>& m) {
   producer_config c;
-  const auto want = to_map(c);
+  const auto want = to_full_map(c);
   for (auto& [k, v] : m)
     if (!want.count(k))
       throw error("producer configuration: unknown parameter '" + k +
-                  "' (expected t_i, t_j, thr_i, thr_j, pad, vec)");
+                  "' (expected t_i, t_j, thr_i, thr_j, pad, vec, and optionally mma, stages)");
   auto get = [&](const char* k) {
     auto it = m.find(k);
     if (it == m.end())
@@ -59,6 +73,9 @@ inline producer_config producer_config_from_map(const std::map<std::string, std:
   c.t_i = get("t_i"), c.t_j = get("t_j"), c.thr_i = get("thr_i"), c.thr_j = get("thr_j");
   c.pad = get("pad");
   c.vec = get("vec");
+  // added with the tensor-core kernel: absent means the SIMT kernel
+  if (m.count("mma")) c.mma = get("mma");
+  if (m.count("stages")) c.stages = get("stages");
   return c;
 }
 inline void to_json(nlohmann::json& j, const producer_config& c) {
@@ -85,6 +102,7 @@ struct producer_operand {
   bool row = true;
   std::int64_t extent = 1, stride = 1;  // tile rows (t_i or t_j), elements per tile row
   std::int64_t offset_bytes = 0;
+  std::int64_t stage_bytes = 0;  // mma: the column operands' tile per stage
   friend bool operator==(const producer_operand&, const producer_operand&) = default;
 };
 
@@ -106,6 +124,12 @@ struct producer_plan {
   // maxima and sums [t_i][thr_j] (floats, after the operand tiles)
   std::int64_t value_offset_bytes = 0, p_offset_bytes = 0, p_stride = 1;
   std::int64_t red_max_offset_bytes = 0, red_sum_offset_bytes = 0;
+  // mma (producer_config::mma = 1): the depth and the values rounded up to the instruction's 16
+  // (zeros past the end); the value tile [t_j][values_padded + pad] per stage; whether the
+  // operands' and the values' tile rows are copied as 16-byte cp.async chunks (every row
+  // start 16-byte aligned, provably: copy_mode pass) or element by element
+  std::int64_t depth_padded = 0, values_padded = 0, value_stride = 0, value_stage_bytes = 0;
+  bool operand_chunks = false, value_chunks = false;
   friend bool operator==(const producer_plan&, const producer_plan&) = default;
 };
 
@@ -118,8 +142,26 @@ inline std::string to_string(const producer_plan& p, const producer_config& c) {
      << p.x.producer.dims[p.depth_dim].name << "=" << p.depth << "\n  block coordinates:";
   for (auto d : p.batch_dims) os << " " << cd[d].name;
   os << " " << cd[p.row_dim].name << "/" << c.t_i << " (" << p.batch_blocks << " x " << p.row_blocks
-     << " blocks)\n  threads " << c.thr_i << " x " << c.thr_j << ": " << p.rows_per_thread
-     << " rows x " << p.keys_per_thread << " keys of the tile, " << p.rows_per_thread << " rows x "
+     << " blocks)\n";
+  if (c.mma) {
+    os << "  tensor cores: " << c.thr_i << " warps of 16 rows; depth " << p.depth << " -> "
+       << p.depth_padded << ", values " << p.values << " -> " << p.values_padded << "\n  for "
+       << p.key_steps << " steps of " << c.t_j << " keys (" << c.stages
+       << " stage(s)): copy the column operands and values ("
+       << (p.operand_chunks ? "16-byte cp.async" : "elements") << ", "
+       << (p.value_chunks ? "16-byte cp.async" : "elements")
+       << "); scores = mma(row operand, column operand); epilogue; row max and sum by warp "
+          "shuffles; p = exp(s - max) packed to 16 bits; acc = acc * rescale + mma(p, V)\n";
+    for (auto& o : p.operands)
+      os << "  operand " << p.x.producer.inputs[o.input].name << " access " << o.access << ": "
+         << (o.row ? "row" : "column") << " tile [" << o.extent << "][" << o.stride << "] at byte "
+         << o.offset_bytes << " (" << o.stage_bytes << " bytes per stage)\n";
+    os << "  values tile [" << c.t_j << "][" << p.value_stride << "] at byte "
+       << p.value_offset_bytes << " (" << p.value_stage_bytes << " bytes per stage)\n";
+    return os.str();
+  }
+  os << "  threads " << c.thr_i << " x " << c.thr_j << ": " << p.rows_per_thread << " rows x "
+     << p.keys_per_thread << " keys of the tile, " << p.rows_per_thread << " rows x "
      << p.values_per_thread << " values of the result\n"
      << "  for " << p.key_steps << " steps of " << c.t_j
      << " keys: copy the column operands and values; tile = f folded over depth (registers); "

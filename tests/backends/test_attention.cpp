@@ -7,6 +7,8 @@
 //   dims that no tile divides; relative L2 error <= tuning::tolerance(type, L) with L the
 //   reduction_length of the pair, (sqrt(D) + sqrt(S) + 10)^2: the f32 bounds of the two
 //   reductions in sequence (the scores over the head dim, the keys over the sequence) added;
+// - the tensor-core kernel (mma = 1): its plan, copies and rules; NVRTC compiles its starts and
+//   random draws for sm_90 (and f16 for sm_80) at BERT-base and odd shapes.
 // - NVRTC compiles every generated CUDA kernel for sm_90 (BERT-base sizes and the small ones).
 #include <doctest/doctest.h>
 
@@ -134,6 +136,98 @@ TEST_CASE("attention: errors name the rule and the parameter") {
                        doctest::Contains("f(s, v) = (s, 1, v)"), error);
 }
 
+#if MDH_WITH_CUDA
+TEST_CASE("attention on tensor cores: the plan, the copies, the rules") {
+  const auto lim = lower::h200_limits();
+  lower::producer_config c{64, 64, 4, 32, 8, 1, 1, 2};
+  {  // BERT-base: 16-byte copies of every tile row, two stages
+    const ops::bert_shape s{2, 128};
+    auto att = ops::attention<bf16>(s);
+    auto plan = lower::lower(att.ir(), ops::attention_sizes(s), c, lim);
+    const auto& p = plan.producer;
+    CHECK(plan.threads == 128);
+    CHECK(plan.blocks == 2 * 12 * 2);
+    CHECK(p.depth_padded == 64);
+    CHECK(p.values_padded == 64);
+    CHECK(p.operand_chunks);
+    CHECK(p.value_chunks);
+    CHECK(p.operands[1].stage_bytes == 64 * 72 * 2);
+    CHECK(p.value_stage_bytes == 64 * 72 * 2);
+    CHECK(plan.shared_bytes == 64 * 72 * 2 * 5);  // Q once, K and V twice
+    const std::string src = lower::print_c(plan, cuda::dialect{});
+    CHECK(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+    CHECK(src.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);
+    CHECK(src.find("cp.async.wait_group 1") != std::string::npos);
+    CHECK(src.find("mdh_c_combine(&mm, &ll, &r,") != std::string::npos);
+    CHECK(src.find("cvt.rn.bf16x2.f32") != std::string::npos);
+  }
+  {  // head dim 40: depth and values padded to 48, still 16-byte rows; f16
+    const ops::bert_shape s{2, 77, 120, 3, 8};
+    auto att = ops::attention<f16>(s);
+    auto plan = lower::lower(att.ir(), ops::attention_sizes(s), c, lim);
+    CHECK(plan.producer.depth_padded == 48);
+    CHECK(plan.producer.values_padded == 48);
+    CHECK(plan.producer.operand_chunks);
+    const std::string src = lower::print_c(plan, cuda::dialect{});
+    CHECK(src.find("zeros in the depth's padding columns (40 to 48)") != std::string::npos);
+    CHECK(src.find("f32.f16.f16.f32") != std::string::npos);
+  }
+  {  // head dim 12 (rows of 36 elements): element copies, so one stage only
+    const ops::bert_shape s{2, 19, 36, 3, 8};
+    auto att = ops::attention<bf16>(s);
+    const auto n = ops::attention_sizes(s);
+    CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, c, lim),
+                         doctest::Contains("stages = 2 needs 16-byte copies"), error);
+    c.stages = 1;
+    auto plan = lower::lower(att.ir(), n, c, lim);
+    CHECK(!plan.producer.operand_chunks);
+    CHECK(!plan.producer.value_chunks);
+    CHECK(lower::print_c(plan, cuda::dialect{}).find("cp.async") == std::string::npos);
+    c.stages = 2;
+  }
+  const ops::bert_shape s{2, 128};
+  const auto n = ops::attention_sizes(s);
+  auto att = ops::attention<bf16>(s);
+  auto att32 = ops::attention<float>(s);
+  CHECK_THROWS_WITH_AS(lower::lower(att32.ir(), n, c, lim),
+                       doctest::Contains("the values are f32 (tensor cores need bf16 or f16)"),
+                       error);
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, c, lower::pocl_cpu_limits()),
+                       doctest::Contains("(parameter mma): device pocl-cpu"), error);
+  auto bad = c;
+  bad.thr_i = 2;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
+                       doctest::Contains("(parameter thr_i): t_i=64 thr_i=2"), error);
+  bad = c, bad.thr_j = 16;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
+                       doctest::Contains("(parameter thr_j): thr_j=16"), error);
+  bad = c, bad.pad = 4;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
+                       doctest::Contains("(parameter pad): pad=4"), error);
+  bad = {}, bad.stages = 2;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
+                       doctest::Contains("(parameter stages): stages=2, mma=0"), error);
+  // a product whose other factor is not the operand: no tensor cores, the SIMT kernel still
+  auto [b, h, i, j, d] = indices<5>();
+  auto qk2 =
+      computation("qk2", out_view(out<float, "S">(b, h, i, j)),
+                  md_hom([](auto q, auto k) { return q * k * 2.0f; }, cc, cc, cc, cc, pw(add)),
+                  inp_view(in<bf16, "Q">(3 * 128 * b + 3 * i, 64 * h + d),
+                           in<bf16, "K">(3 * 128 * b + 3 * j + 1, 64 * h + d)))
+          .with_dim_names({"b", "h", "i", "j", "d"});
+  auto doubled = with_producer("doubled", qk2, ops::attention_softmax_v<bf16>(s));
+  CHECK_THROWS_WITH_AS(lower::lower(doubled.ir(), n, c, lim),
+                       doctest::Contains("not the product of its operands"), error);
+  CHECK_NOTHROW(lower::lower(doubled.ir(), n, lower::producer_config{}, lim));
+  // files: mma and stages only where mma is on
+  CHECK(lower::to_map(lower::producer_config{}).count("mma") == 0);
+  nlohmann::json file = c;
+  CHECK(file.at("mma") == 1);
+  CHECK(file.at("stages") == 2);
+  CHECK(lower::config_from_json(file, att.ir()) == c);
+}
+#endif
+
 TEST_CASE("attention's search space: every point lowers, the starts are in it") {
   for (auto lim : {lower::h200_limits(), lower::pocl_cpu_limits()}) {
     const ops::bert_shape s{8, 512};
@@ -231,5 +325,32 @@ TEST_CASE("every generated attention kernel compiles with NVRTC for sm_90") {
   CHECK(compile_all<float>({16, 128}, 4, 21) == 5);
   CHECK(compile_all<bf16>({8, 512}, 4, 22) == 5);
   CHECK(compile_all<float>(shapes[1], 2, 23) == 3);
+}
+
+TEST_CASE("every tensor-core attention kernel compiles with NVRTC for sm_80 and sm_90") {
+  const ops::bert_shape cases[] = {
+      {16, 128}, {8, 512}, {3, 13, 64, 4, 8}, {2, 77, 120, 3, 8}, {2, 19, 36, 3, 8}};
+  const auto lim = lower::h200_limits();
+  std::mt19937_64 rng(24);
+  int compiled = 0;
+  for (const auto& s : cases) {
+    auto att = ops::attention<bf16>(s);
+    auto att16 = ops::attention<f16>(s);
+    const auto n = ops::attention_sizes(s);
+    std::vector<lower::producer_config> cfgs;
+    for (auto& c : tuning::start_configurations(att.ir(), n, lim))
+      if (c.mma) cfgs.push_back(c);
+    for (int k = 0; k < 3; ++k) cfgs.push_back(lower::random_mma_config(att.ir(), n, lim, rng));
+    for (auto& cfg : cfgs) {
+      INFO(s.str(), " ", lower::to_string(cfg));
+      cuda::module_cache cache("");  // memory only
+      CHECK_NOTHROW(cuda::compile(lower::lower(att.ir(), n, cfg, lim), "sm_90", cache));
+      ++compiled;
+    }
+    INFO(s.str(), " f16 on sm_80 ", lower::to_string(cfgs.back()));
+    cuda::module_cache cache("");
+    CHECK_NOTHROW(cuda::compile(lower::lower(att16.ir(), n, cfgs.back(), lim), "sm_80", cache));
+  }
+  CHECK(compiled >= 5 * 4);
 }
 #endif

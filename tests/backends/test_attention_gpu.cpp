@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Attention as one kernel on a GPU (label gpu; exits 77, skipped, without one): the default
 // and random valid configurations at BERT-base shapes (batch 16, seq 128; batch 8, seq 512) and
-// at odd ones (seq 13, 77; head dims 16, 40), fp32 and bf16, against mdh::reference on random
+// at odd ones (seq 13, 77; head dims 16, 40, 12), fp32 and bf16, and the tensor-core kernel's
+// starts and random draws in bf16 and f16 (mma = 1), against mdh::reference on random
 // inputs with a padding mask; relative L2 error <= tuning::tolerance(type, reduction_length),
 // the bounds of the two reductions in sequence added (mdh/tuning/verify.hpp).
 #include <doctest/doctest.h>
@@ -15,6 +16,7 @@
 #include <expressions/attention.hpp>
 #include <mdh/lower/producer_passes.hpp>
 #include <mdh/tuning/verify.hpp>
+#include <tuning/producer_space.hpp>
 
 using namespace mdh;
 
@@ -31,8 +33,10 @@ void gpu_or_skip() {
   }
 }
 
+// mma: the tensor-core kernel's configurations instead (random draws, the tuner's starts).
 template <class T>
-void check_shape(const ops::bert_shape& s, int random_configs, std::uint64_t seed) {
+void check_shape(const ops::bert_shape& s, int random_configs, std::uint64_t seed,
+                 bool mma = false) {
   const auto lim = dev().limits();
   auto att = ops::attention<T>(s);
   const auto n = ops::attention_sizes(s);
@@ -52,9 +56,17 @@ void check_shape(const ops::bert_shape& s, int random_configs, std::uint64_t see
   const auto t = scalar_type_of<T>();
   const std::int64_t reduction_length = tuning::reduction_length(att.ir(), n);
   std::mt19937_64 rng(seed);
-  std::vector<lower::producer_config> cfgs{lower::producer_config{}};
-  for (int k = 0; k < random_configs; ++k)
-    cfgs.push_back(lower::random_config(att.ir(), n, lim, rng));
+  std::vector<lower::producer_config> cfgs;
+  if (mma) {
+    for (auto& c : tuning::start_configurations(att.ir(), n, lim))
+      if (c.mma) cfgs.push_back(c);
+    for (int k = 0; k < random_configs; ++k)
+      cfgs.push_back(lower::random_mma_config(att.ir(), n, lim, rng));
+  } else {
+    cfgs.push_back(lower::producer_config{});
+    for (int k = 0; k < random_configs; ++k)
+      cfgs.push_back(lower::random_config(att.ir(), n, lim, rng));
+  }
   for (auto& cfg : cfgs) {
     INFO(short_name(t), " ", s.str(), " ", lower::to_string(cfg));
     cuda::program prog(dev(), lower::lower(att.ir(), n, cfg, lim));
@@ -73,6 +85,17 @@ TEST_CASE("GPU attention, fp32: BERT-base shapes and odd ones") {
   check_shape<float>({8, 512}, 4, 2);
   check_shape<float>({3, 13, 64, 4, 8}, 6, 3);
   check_shape<float>({2, 77, 120, 3, 8}, 6, 4);
+}
+
+TEST_CASE("GPU attention on tensor cores, bf16 and f16: BERT-base shapes and odd ones") {
+  gpu_or_skip();
+  check_shape<bf16>({16, 128}, 6, 8, true);
+  check_shape<bf16>({8, 512}, 4, 9, true);
+  check_shape<bf16>({3, 13, 64, 4, 8}, 6, 10, true);   // head dim 16, 13 keys
+  check_shape<bf16>({2, 77, 120, 3, 8}, 6, 11, true);  // head dim 40: padded to 48
+  check_shape<bf16>({2, 19, 36, 3, 8}, 6, 12, true);   // head dim 12: element copies
+  check_shape<f16>({4, 128}, 4, 13, true);
+  check_shape<f16>({2, 77, 120, 3, 8}, 4, 14, true);
 }
 
 TEST_CASE("GPU attention, bf16: BERT-base shapes and odd ones") {

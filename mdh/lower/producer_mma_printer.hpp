@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+// Prints a with_producer plan with producer_config::mma = 1 (attention on tensor cores) as one
+// CUDA kernel with inline PTX: cp.async.cg.shared.global, ldmatrix.sync.aligned.m8n8.x4[.trans],
+// mma.sync.aligned.m16n8k16 (bf16 or f16 in, f32 accumulators). Per block, thr_i warps of 16
+// rows each:
+//
+//   copy the row operand (Q) tile [t_i][depth], once
+//   (m, l) per row = the identity of the consumer's operator; acc[16 x values] = 0 (fragments)
+//   for steps of t_j keys (stages 2: the next step's tiles copied while this one computes):
+//     copy the column operand (K) and value (V) tiles of the step
+//     s[16 x t_j] = mma(Q fragments, K fragments) over the depth           (the producer)
+//     s = producer epilogue (scale, mask); keys past the end: -inf
+//     m_t = max(m, row max of s) (quad shuffles); p = exp(s - m_t); l_t = row sum of p
+//     (m, l, r) = (m, l, 1) (+) (m_t, l_t, 0): the consumer's operator, whose third result is
+//       the factor that rescales acc (its accumulator is linear: the roles pass's law)
+//     acc = acc * r + mma(p as 16-bit A fragments, V fragments)
+//   write the consumer's epilogue (acc / l) of (m, l, acc)
+//
+// The fragment layouts are the PTX ISA's (m16n8k16, g = lane / 4, t = lane % 4): A a0..a3 at rows
+// g, g + 8 and columns 2t, 2t + 8; B b0, b1 at rows 2t, 2t + 8, column g; C c0..c3 at rows g,
+// g + 8 and columns 2t, 2t + 1. An m16n8 accumulator pair is therefore an A fragment of k16: p
+// never leaves the registers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <mdh/lower/producer_printer.hpp>
+
+namespace mdh::lower {
+
+namespace detail {
+
+class producer_mma_printer : public producer_printer {
+ public:
+  using producer_printer::producer_printer;
+
+ private:
+  std::string half_type() const {
+    return kp_.inputs[p_.value_input].type == scalar_type::bf16 ? "bf16" : "f16";
+  }
+
+  // The shared address of element (row, col) of a tile at `offset` + slot * `stage` bytes.
+  static std::string smem_at(std::int64_t offset, std::int64_t stage, std::int64_t stride,
+                             const std::string& row, const std::string& col,
+                             const std::string& slot) {
+    std::string a = "smem_base + " + num(offset);
+    if (stage) a += " + " + slot + " * " + num(stage);
+    return a + " + ((" + row + ") * " + num(stride) + " + " + col + ") * 2";
+  }
+
+  // Copies rows first + r (r < extent; rows from `bound` on are zeros) of a tile: every element
+  // of the padded row (zeros past `length`), or 16-byte cp.async chunks of the `length` elements
+  // (the padding columns were zeroed at the start). var / along: the row's and the column's
+  // index variable; `global` the element's index in `buf`.
+  void print_tile_copy(const std::string& what, bool chunks, std::int64_t extent,
+                       std::int64_t length, std::int64_t padded, const std::string& var,
+                       const std::string& first, std::int64_t bound, const std::string& along,
+                       const std::string& global, const global_buffer& buf, std::int64_t offset,
+                       std::int64_t stage, std::int64_t stride, const std::string& slot) {
+    out_.line("// " + what);
+    const std::int64_t per_row = chunks ? length / 8 : padded;
+    out_.line("for (int f = tid; f < " + num(extent * per_row) + "; f += " + num(kp_.threads) +
+              ") {");
+    out_.line("const int r = f / " + num(per_row) + ";");
+    out_.line("const idx_t " + var + " = " + first + " + r, " + along + " = f % " + num(per_row) +
+              (chunks ? " * 8" : "") + ";");
+    if (chunks) {
+      out_.line("const bool in = " + var + " < " + num(bound) + ";");
+      out_.line("const unsigned short* src = (const unsigned short*)" + buf.name + " + (in ? " +
+                global + " : 0);");
+      out_.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(" +
+                smem_at(offset, stage, stride, "r", "(int)" + along, slot) +
+                "), \"l\"(src), \"r\"(in ? 16 : 0) : \"memory\");");
+    } else {
+      out_.line("((unsigned short*)(mdh_smem + " + num(offset) +
+                (stage ? " + " + slot + " * " + num(stage) : std::string()) + "))[r * " +
+                num(stride) + " + (int)" + along + "] = " + var + " < " + num(bound) + " && " +
+                along + " < " + num(length) + " ? ((const unsigned short*)" + buf.name + ")[" +
+                global + "] : (unsigned short)0;");
+    }
+    out_.line("}");
+  }
+
+  // The column operand and value tiles of the step starting at key `first` into `slot`.
+  void print_step_copies(const std::string& first, const std::string& slot) {
+    for (std::size_t k = 0; k < p_.operands.size(); ++k) {
+      const producer_operand& o = p_.operands[k];
+      if (o.row) continue;
+      const global_buffer& g = kp_.inputs[o.kernel_input];
+      const auto& a = x_.producer.inputs[o.input].accesses[o.access];
+      print_tile_copy(
+          "column operand " + x_.producer.inputs[o.input].name, p_.operand_chunks, o.extent,
+          p_.depth, p_.depth_padded, "j", first, p_.keys, "dd",
+          index(a, g, x_.producer.rank(), [&](std::size_t d) { return producer_var(d); }), g,
+          o.offset_bytes, o.stage_bytes, o.stride, slot);
+    }
+    const global_buffer& vg = kp_.inputs[p_.value_input];
+    const auto& va = x_.consumer.inputs[1 - x_.read].accesses[0];
+    print_tile_copy(
+        "values " + x_.consumer.inputs[1 - x_.read].name, p_.value_chunks, c_.t_j, p_.values,
+        p_.values_padded, "j", first, p_.keys, "e",
+        index(va, vg, x_.consumer.rank(), [&](std::size_t d) { return consumer_var(d); }), vg,
+        p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride, slot);
+  }
+
+  // Zeros columns [from, to) of `rows` tile rows at `offset` (the padding that chunk copies
+  // leave alone: the depth or the values rounded up to 16).
+  void print_zero_columns(std::int64_t offset, std::int64_t rows, std::int64_t stride,
+                          std::int64_t from, std::int64_t to) {
+    if (from >= to) return;
+    const std::int64_t w = to - from;
+    out_.line("for (int f = tid; f < " + num(rows * w) + "; f += " + num(kp_.threads) + ")");
+    out_.line("  ((unsigned short*)(mdh_smem + " + num(offset) + "))[f / " + num(w) + " * " +
+              num(stride) + " + " + num(from) + " + f % " + num(w) + "] = (unsigned short)0;");
+  }
+
+  void print_mma(const std::string& c, const std::string& a, const std::string& b0,
+                 const std::string& b1) {
+    out_.line("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + half_type() + "." +
+              half_type() +
+              ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\" : "
+              "\"+f\"(" +
+              c + "[0]), \"+f\"(" + c + "[1]), \"+f\"(" + c + "[2]), \"+f\"(" + c +
+              "[3]) : \"r\"(" + a + "[0]), \"r\"(" + a + "[1]), \"r\"(" + a + "[2]), \"r\"(" + a +
+              "[3]), \"r\"(" + b0 + "), \"r\"(" + b1 + "));");
+  }
+
+  void print_ldmatrix(bool trans, const std::string& regs, const std::string& addr) {
+    out_.line("asm volatile(\"ldmatrix.sync.aligned.m8n8.x4" + std::string(trans ? ".trans" : "") +
+              ".shared.b16 {%0, %1, %2, %3}, [%4];\\n\" : \"=r\"(" + regs + "[0]), \"=r\"(" + regs +
+              "[1]), \"=r\"(" + regs + "[2]), \"=r\"(" + regs + "[3]) : \"r\"(" + addr + "));");
+  }
+
+  void print_kernel(const kernel& k) override {
+    const std::int64_t W = c_.thr_i, TJ = c_.t_j, NT = TJ / 8, NV = p_.values_padded / 8;
+    const std::int64_t KD = p_.depth_padded / 16;
+    std::size_t row_op = 0, col_op = 0;
+    for (std::size_t o = 0; o < p_.operands.size(); ++o) (p_.operands[o].row ? row_op : col_op) = o;
+    const producer_operand &q = p_.operands[row_op], &kop = p_.operands[col_op];
+    const std::string AS = ty(acc_type()), NEG = inf(acc_type());
+    const bool two = c_.stages == 2;
+    out_.line("// One block: " + num(c_.t_i) + " rows of one batch coordinate, " + num(W) +
+              " warps of 16 rows on tensor cores; steps of " + num(TJ) + " keys, " +
+              num(c_.stages) + " stage(s).");
+    out_.line(d_.kernel_head(kp_, k) + k.name + "(" + kernel_params() + ") {");
+    out_.line(d_.shared_pool(kp_.shared_bytes));
+    out_.line("const int tid = " + d_.thread_id(0) + ";");
+    out_.line("const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;");
+    print_block_coordinates();
+    out_.line("unsigned smem_base;  // the shared pool as a 32-bit shared-window address");
+    out_.line(
+        "asm(\"{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }\" : \"=r\"(smem_base) "
+        ": \"l\"(mdh_smem));");
+    // the padding columns that chunk copies leave alone
+    if (p_.operand_chunks && p_.depth < p_.depth_padded) {
+      out_.line("// zeros in the depth's padding columns (" + num(p_.depth) + " to " +
+                num(p_.depth_padded) + ")");
+      print_zero_columns(q.offset_bytes, q.extent, q.stride, p_.depth, p_.depth_padded);
+      print_zero_columns(kop.offset_bytes, kop.extent * c_.stages, kop.stride, p_.depth,
+                         p_.depth_padded);
+    }
+    if (p_.value_chunks && p_.values < p_.values_padded) {
+      out_.line("// zeros in the values' padding columns (" + num(p_.values) + " to " +
+                num(p_.values_padded) + ")");
+      print_zero_columns(p_.value_offset_bytes, TJ * c_.stages, p_.value_stride, p_.values,
+                         p_.values_padded);
+    }
+    {
+      const global_buffer& g = kp_.inputs[q.kernel_input];
+      const auto& a = x_.producer.inputs[q.input].accesses[q.access];
+      print_tile_copy(
+          "row operand " + x_.producer.inputs[q.input].name + ", once", p_.operand_chunks, q.extent,
+          p_.depth, p_.depth_padded, "i", "i0", p_.rows, "dd",
+          index(a, g, x_.producer.rank(), [&](std::size_t d) { return producer_var(d); }), g,
+          q.offset_bytes, 0, q.stride, "0");
+    }
+    const bool async = p_.operand_chunks || p_.value_chunks;
+    if (two) {
+      print_step_copies("0", "0");
+      out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+    }
+    out_.line("// running (m, l) of the consumer's operator for rows g and g + 8 of the warp; acc");
+    out_.line(AS + " run_m[2] = {" + identity(0) + ", " + identity(0) + "}, run_l[2] = {" +
+              identity(1) + ", " + identity(1) + "};");
+    out_.line("float acc[" + num(NV) + "][4];");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NV) +
+              "; ++n) acc[n][0] = acc[n][1] = acc[n][2] = "
+              "acc[n][3] = 0.0f;");
+    out_.line("unsigned qf[" + num(KD) + "][4];  // the row operand's A fragments");
+    out_.line("for (int step = 0; step < " + num(p_.key_steps) + "; ++step) {");
+    out_.line("const idx_t j0 = (idx_t)step * " + num(TJ) + ";");
+    if (two) {
+      out_.line("const int slot = step & 1;");
+      out_.line("if (step + 1 < " + num(p_.key_steps) + ") {");
+      print_step_copies("j0 + " + num(TJ), "(slot ^ 1)");
+      out_.line("}");
+      out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+      out_.line("asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\");");
+    } else {
+      out_.line("const int slot = 0;");
+      print_step_copies("j0", "slot");
+      if (async) {
+        out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+        out_.line("asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
+      }
+    }
+    out_.line(d_.barrier() + "  // the step's tiles (and the row operand) are in shared memory");
+    out_.line("if (step == 0) {");
+    out_.line(d_.unroll());
+    out_.line("for (int kk = 0; kk < " + num(KD) + "; ++kk)");
+    print_ldmatrix(false, "qf[kk]",
+                   smem_at(q.offset_bytes, 0, q.stride, "warp * 16 + (lane & 15)",
+                           "kk * 16 + (lane >> 4) * 8", "0"));
+    out_.line("}");
+    // scores
+    out_.line("// the producer: scores of the warp's 16 rows x " + num(TJ) + " keys");
+    out_.line("float s[" + num(NT) + "][4];");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NT) +
+              "; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = "
+              "0.0f;");
+    out_.line(d_.unroll());
+    out_.line("for (int kk = 0; kk < " + num(KD) + "; ++kk) {");
+    out_.line(d_.unroll());
+    out_.line("for (int np = 0; np < " + num(NT / 2) + "; ++np) {");
+    out_.line("unsigned b[4];");
+    print_ldmatrix(false, "b",
+                   smem_at(kop.offset_bytes, kop.stage_bytes, kop.stride,
+                           "np * 16 + (lane & 7) + (lane >> 4) * 8",
+                           "kk * 16 + ((lane >> 3) & 1) * 8", "slot"));
+    print_mma("s[2 * np]", "qf[kk]", "b[0]", "b[1]");
+    print_mma("s[2 * np + 1]", "qf[kk]", "b[2]", "b[3]");
+    out_.line("}");
+    out_.line("}");
+    // epilogue
+    out_.line("// the producer's epilogue; keys past the end weigh nothing (-inf)");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NT) + "; ++n) {");
+    out_.line(d_.unroll());
+    out_.line("for (int c = 0; c < 4; ++c) {");
+    out_.line(
+        "const idx_t i = i0 + warp * 16 + g + (c >> 1) * 8, j = j0 + n * 8 + t4 * 2 + (c & 1);");
+    out_.line("(void)i;");
+    const std::string y = print_producer_epilogue("s[n][c]");
+    out_.line("s[n][c] = j < " + num(p_.keys) + " ? (i < " + num(p_.rows) + " ? " + y + " : (" +
+              AS + ")0) : " + NEG + ";");
+    out_.line("}");
+    out_.line("}");
+    // online softmax
+    const std::string expf = d_.math(ir::op::exp, acc_type());
+    out_.line(
+        "// m_t = max(m, row max), p = exp(s - m_t), l_t = row sum of p (the quad's lanes "
+        "share a row)");
+    out_.line(AS + " mt[2], lt[2];");
+    out_.line(d_.unroll());
+    out_.line("for (int h = 0; h < 2; ++h) {");
+    out_.line(AS + " v = run_m[h];");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NT) + "; ++n) {");
+    out_.line("v = v < s[n][2 * h] ? s[n][2 * h] : v;");
+    out_.line("v = v < s[n][2 * h + 1] ? s[n][2 * h + 1] : v;");
+    out_.line("}");
+    out_.line("for (int o = 1; o < 4; o <<= 1) {");
+    out_.line("const " + AS + " w = __shfl_xor_sync(0xffffffffu, v, o);");
+    out_.line("v = v < w ? w : v;");
+    out_.line("}");
+    out_.line("mt[h] = v;");
+    out_.line(AS + " sum = (" + AS + ")0;");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NT) + "; ++n)");
+    out_.line(d_.unroll());
+    out_.line("for (int c = 2 * h; c < 2 * h + 2; ++c) {");
+    out_.line("const " + AS + " x = s[n][c];");
+    out_.line("s[n][c] = x == " + NEG + " ? (" + AS + ")0 : " + expf + "(x - v);");
+    out_.line("sum += s[n][c];");
+    out_.line("}");
+    out_.line("sum += __shfl_xor_sync(0xffffffffu, sum, 1);");
+    out_.line("sum += __shfl_xor_sync(0xffffffffu, sum, 2);");
+    out_.line("lt[h] = sum;");
+    out_.line("// (m, l, r) = (m, l, 1) (+) (m_t, l_t, 0): r rescales acc to the new maximum");
+    out_.line(AS + " mm = run_m[h], ll = run_l[h], r = (" + AS + ")1;");
+    out_.line("mdh_c_combine(&mm, &ll, &r, mt[h], lt[h], (" + AS + ")0);");
+    out_.line("run_m[h] = mm, run_l[h] = ll;");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NV) +
+              "; ++n) acc[n][2 * h] *= r, acc[n][2 * h + 1] *= r;");
+    out_.line("}");
+    // p V
+    const std::string cvt = "cvt.rn." + half_type() + "x2.f32";
+    out_.line("// acc += p V: p's accumulator pairs as " + half_type() + " A fragments");
+    out_.line(d_.unroll());
+    out_.line("for (int kk = 0; kk < " + num(TJ / 16) + "; ++kk) {");
+    out_.line("unsigned pa[4];");
+    out_.line(d_.unroll());
+    out_.line("for (int x = 0; x < 4; ++x) {");
+    out_.line("asm(\"" + cvt +
+              " %0, %1, %2;\" : \"=r\"(pa[x]) : \"f\"(s[2 * kk + (x >> 1)][(x & 1) * 2 "
+              "+ 1]), \"f\"(s[2 * kk + (x >> 1)][(x & 1) * 2]));");
+    out_.line("}");
+    out_.line(d_.unroll());
+    out_.line("for (int np = 0; np < " + num(NV / 2) + "; ++np) {");
+    out_.line("unsigned b[4];");
+    print_ldmatrix(true, "b",
+                   smem_at(p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride,
+                           "kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8",
+                           "np * 16 + (lane >> 4) * 8", "slot"));
+    print_mma("acc[2 * np]", "pa", "b[0]", "b[1]");
+    print_mma("acc[2 * np + 1]", "pa", "b[2]", "b[3]");
+    out_.line("}");
+    out_.line("}");
+    out_.line(d_.barrier() + "  // the step's tiles are read before they are refilled");
+    out_.line("}");
+    // results
+    out_.line("// the consumer's results of the lane's rows and values, written");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NV) + "; ++n) {");
+    out_.line(d_.unroll());
+    out_.line("for (int c = 0; c < 4; ++c) {");
+    out_.line("const int h = c >> 1;");
+    out_.line("const idx_t i = i0 + warp * 16 + g + h * 8, e = n * 8 + t4 * 2 + (c & 1);");
+    out_.line("if (i < " + num(p_.rows) + " && e < " + num(p_.values) + ") {");
+    print_consumer_results({"run_m[h]", "run_l[h]", "acc[n][c]"});
+    out_.line("}");
+    out_.line("}");
+    out_.line("}");
+    out_.line("}");
+  }
+};
+
+}  // namespace detail
+
+inline std::string print_producer_mma_source(const kernel_plan& p, const c_dialect& d) {
+  return detail::producer_mma_printer(p, d).print();
+}
+
+}  // namespace mdh::lower
