@@ -72,23 +72,31 @@ inline std::string kernel_key(const lower::producer_config& c) { return lower::t
 
 // The default, then FlashAttention-like shapes (64 or 128 rows of a block, 32 or 64 keys per
 // step, 128 or 256 threads; vector reads where the operands allow), and the tensor-core kernel's
-// (2, 4 or 8 warps, 32 to 128 keys a step, two stages or one), those valid here.
+// (2, 4 or 8 warps of 16 or 32 rows, 32 to 128 keys a step, two stages or one), those valid here.
 inline std::vector<lower::producer_config> start_configurations(
     const ir::produced& x, const std::vector<std::int64_t>& sizes,
     const lower::device_limits& limits) {
   std::vector<lower::producer_config> v;
-  for (auto c :
-       {lower::default_config(x, sizes), lower::producer_config{64, 64, 16, 16, 4, 4},
-        lower::producer_config{64, 64, 16, 16, 1}, lower::producer_config{64, 32, 16, 8, 4, 4},
-        lower::producer_config{64, 32, 16, 8, 1}, lower::producer_config{128, 64, 16, 16, 4, 4},
-        lower::producer_config{128, 64, 16, 16, 1}, lower::producer_config{64, 64, 8, 32, 1},
-        lower::producer_config{16, 64, 4, 32, 1}, lower::producer_config{64, 64, 4, 32, 8, 1, 1, 2},
-        lower::producer_config{128, 64, 8, 32, 8, 1, 1, 2},
-        lower::producer_config{64, 128, 4, 32, 8, 1, 1, 2},
-        lower::producer_config{32, 64, 2, 32, 8, 1, 1, 2},
-        lower::producer_config{64, 32, 4, 32, 8, 1, 1, 2},
-        lower::producer_config{64, 64, 4, 32, 8, 1, 1, 1},
-        lower::producer_config{128, 128, 8, 32, 8, 1, 1, 2}})
+  for (auto c : {lower::default_config(x, sizes),
+                 lower::producer_config{64, 64, 16, 16, 4, 4},
+                 lower::producer_config{64, 64, 16, 16, 1},
+                 lower::producer_config{64, 32, 16, 8, 4, 4},
+                 lower::producer_config{64, 32, 16, 8, 1},
+                 lower::producer_config{128, 64, 16, 16, 4, 4},
+                 lower::producer_config{128, 64, 16, 16, 1},
+                 lower::producer_config{64, 64, 8, 32, 1},
+                 lower::producer_config{16, 64, 4, 32, 1},
+                 lower::producer_config{64, 64, 4, 32, 8, 1, 1, 2},
+                 lower::producer_config{128, 64, 8, 32, 8, 1, 1, 2},
+                 lower::producer_config{64, 128, 4, 32, 8, 1, 1, 2},
+                 lower::producer_config{32, 64, 2, 32, 8, 1, 1, 2},
+                 lower::producer_config{64, 32, 4, 32, 8, 1, 1, 2},
+                 lower::producer_config{64, 64, 4, 32, 8, 1, 1, 1},
+                 lower::producer_config{128, 128, 8, 32, 8, 1, 1, 2},
+                 lower::producer_config{128, 64, 4, 32, 8, 1, 1, 2},
+                 lower::producer_config{128, 32, 4, 32, 8, 1, 1, 2},
+                 lower::producer_config{64, 64, 2, 32, 8, 1, 1, 2},
+                 lower::producer_config{128, 64, 4, 32, 8, 1, 1, 1}})
     if (lower::valid(x, sizes, c, limits) && std::find(v.begin(), v.end(), c) == v.end())
       v.push_back(c);
   return v;

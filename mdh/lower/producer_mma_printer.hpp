@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Prints a with_producer plan with producer_config::mma = 1 (attention on tensor cores) as one
 // CUDA kernel with inline PTX: cp.async.cg.shared.global, ldmatrix.sync.aligned.m8n8.x4[.trans],
-// mma.sync.aligned.m16n8k16 (bf16 or f16 in, f32 accumulators). Per block, thr_i warps of 16
-// rows each:
+// mma.sync.aligned.m16n8k16 (bf16 or f16 in, f32 accumulators). Per block, thr_i warps of 16 or
+// 32 rows each (one or two m16 tiles sharing each K and V fragment):
 //
 //   copy the row operand (Q) tile [t_i][depth], once
 //   (m, l) per row = the identity of the consumer's operator; acc[16 x values] = 0 (fragments)
@@ -10,7 +10,8 @@
 //     copy the column operand (K) and value (V) tiles of the step
 //     s[16 x t_j] = mma(Q fragments, K fragments) over the depth           (the producer)
 //     s = producer epilogue (scale, mask); keys past the end: -inf
-//     m_t = max(m, row max of s) (quad shuffles); p = exp(s - m_t); l_t = row sum of p
+//     m_t = max(m, row max of s) (quad shuffles); p = exp(s - m_t) (ex2.approx, since p is
+//       rounded to 16 bits next); l_t = row sum of p
 //     (m, l, r) = (m, l, 1) (+) (m_t, l_t, 0): the consumer's operator, whose third result is
 //       the factor that rescales acc (its accumulator is linear: the roles pass's law)
 //     acc = acc * r + mma(p as 16-bit A fragments, V fragments)
@@ -134,14 +135,15 @@ class producer_mma_printer : public producer_printer {
 
   void print_kernel(const kernel& k) override {
     const std::int64_t W = c_.thr_i, TJ = c_.t_j, NT = TJ / 8, NV = p_.values_padded / 8;
-    const std::int64_t KD = p_.depth_padded / 16;
+    const std::int64_t KD = p_.depth_padded / 16, MT = c_.t_i / (16 * W);  // m16 tiles a warp
+    const std::string R = num(16 * MT);                                    // rows a warp
     std::size_t row_op = 0, col_op = 0;
     for (std::size_t o = 0; o < p_.operands.size(); ++o) (p_.operands[o].row ? row_op : col_op) = o;
     const producer_operand &q = p_.operands[row_op], &kop = p_.operands[col_op];
     const std::string AS = ty(acc_type()), NEG = inf(acc_type());
     const bool two = c_.stages == 2;
     out_.line("// One block: " + num(c_.t_i) + " rows of one batch coordinate, " + num(W) +
-              " warps of 16 rows on tensor cores; steps of " + num(TJ) + " keys, " +
+              " warps of " + R + " rows on tensor cores; steps of " + num(TJ) + " keys, " +
               num(c_.stages) + " stage(s).");
     out_.line(d_.kernel_head(kp_, k) + k.name + "(" + kernel_params() + ") {");
     out_.line(d_.shared_pool(kp_.shared_bytes));
@@ -180,15 +182,21 @@ class producer_mma_printer : public producer_printer {
       print_step_copies("0", "0");
       out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
     }
-    out_.line("// running (m, l) of the consumer's operator for rows g and g + 8 of the warp; acc");
-    out_.line(AS + " run_m[2] = {" + identity(0) + ", " + identity(0) + "}, run_l[2] = {" +
-              identity(1) + ", " + identity(1) + "};");
-    out_.line("float acc[" + num(NV) + "][4];");
+    out_.line(
+        "// running (m, l) of the consumer's operator for rows g and g + 8 of each of the "
+        "warp's m16 tiles; acc");
+    out_.line(AS + " run_m[" + num(MT) + "][2], run_l[" + num(MT) + "][2];");
+    out_.line("float acc[" + num(MT) + "][" + num(NV) + "][4];");
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m) {");
+    out_.line("run_m[m][0] = run_m[m][1] = " + identity(0) + ";");
+    out_.line("run_l[m][0] = run_l[m][1] = " + identity(1) + ";");
     out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NV) +
-              "; ++n) acc[n][0] = acc[n][1] = acc[n][2] = "
-              "acc[n][3] = 0.0f;");
-    out_.line("unsigned qf[" + num(KD) + "][4];  // the row operand's A fragments");
+              "; ++n) acc[m][n][0] = acc[m][n][1] = acc[m][n][2] = acc[m][n][3] = 0.0f;");
+    out_.line("}");
+    out_.line("unsigned qf[" + num(MT) + "][" + num(KD) +
+              "][4];  // the row operand's A fragments");
     out_.line("for (int step = 0; step < " + num(p_.key_steps) + "; ++step) {");
     out_.line("const idx_t j0 = (idx_t)step * " + num(TJ) + ";");
     if (two) {
@@ -209,18 +217,22 @@ class producer_mma_printer : public producer_printer {
     out_.line(d_.barrier() + "  // the step's tiles (and the row operand) are in shared memory");
     out_.line("if (step == 0) {");
     out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
+    out_.line(d_.unroll());
     out_.line("for (int kk = 0; kk < " + num(KD) + "; ++kk)");
-    print_ldmatrix(false, "qf[kk]",
-                   smem_at(q.offset_bytes, 0, q.stride, "warp * 16 + (lane & 15)",
+    print_ldmatrix(false, "qf[m][kk]",
+                   smem_at(q.offset_bytes, 0, q.stride, "warp * " + R + " + m * 16 + (lane & 15)",
                            "kk * 16 + (lane >> 4) * 8", "0"));
     out_.line("}");
     // scores
-    out_.line("// the producer: scores of the warp's 16 rows x " + num(TJ) + " keys");
-    out_.line("float s[" + num(NT) + "][4];");
+    out_.line("// the producer: scores of the warp's " + R + " rows x " + num(TJ) +
+              " keys (each K fragment serves every m16 tile)");
+    out_.line("float s[" + num(MT) + "][" + num(NT) + "][4];");
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
     out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NT) +
-              "; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = "
-              "0.0f;");
+              "; ++n) s[m][n][0] = s[m][n][1] = s[m][n][2] = s[m][n][3] = 0.0f;");
     out_.line(d_.unroll());
     out_.line("for (int kk = 0; kk < " + num(KD) + "; ++kk) {");
     out_.line(d_.unroll());
@@ -230,75 +242,87 @@ class producer_mma_printer : public producer_printer {
                    smem_at(kop.offset_bytes, kop.stage_bytes, kop.stride,
                            "np * 16 + (lane & 7) + (lane >> 4) * 8",
                            "kk * 16 + ((lane >> 3) & 1) * 8", "slot"));
-    print_mma("s[2 * np]", "qf[kk]", "b[0]", "b[1]");
-    print_mma("s[2 * np + 1]", "qf[kk]", "b[2]", "b[3]");
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m) {");
+    print_mma("s[m][2 * np]", "qf[m][kk]", "b[0]", "b[1]");
+    print_mma("s[m][2 * np + 1]", "qf[m][kk]", "b[2]", "b[3]");
+    out_.line("}");
     out_.line("}");
     out_.line("}");
     // epilogue
     out_.line("// the producer's epilogue; keys past the end weigh nothing (-inf)");
     out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
+    out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NT) + "; ++n) {");
     out_.line(d_.unroll());
     out_.line("for (int c = 0; c < 4; ++c) {");
-    out_.line(
-        "const idx_t i = i0 + warp * 16 + g + (c >> 1) * 8, j = j0 + n * 8 + t4 * 2 + (c & 1);");
+    out_.line("const idx_t i = i0 + warp * " + R +
+              " + m * 16 + g + (c >> 1) * 8, j = j0 + n * 8 + t4 * 2 + (c & 1);");
     out_.line("(void)i;");
-    const std::string y = print_producer_epilogue("s[n][c]");
-    out_.line("s[n][c] = j < " + num(p_.keys) + " ? (i < " + num(p_.rows) + " ? " + y + " : (" +
+    const std::string y = print_producer_epilogue("s[m][n][c]");
+    out_.line("s[m][n][c] = j < " + num(p_.keys) + " ? (i < " + num(p_.rows) + " ? " + y + " : (" +
               AS + ")0) : " + NEG + ";");
     out_.line("}");
     out_.line("}");
     // online softmax
-    const std::string expf = d_.math(ir::op::exp, acc_type());
     out_.line(
-        "// m_t = max(m, row max), p = exp(s - m_t), l_t = row sum of p (the quad's lanes "
-        "share a row)");
-    out_.line(AS + " mt[2], lt[2];");
+        "// m_t = max(m, row max), p = exp(s - m_t) (ex2.approx: p is rounded to 16 bits "
+        "next), l_t = row sum of p (the quad's lanes share a row)");
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
     out_.line(d_.unroll());
     out_.line("for (int h = 0; h < 2; ++h) {");
-    out_.line(AS + " v = run_m[h];");
+    out_.line(AS + " v = run_m[m][h];");
     out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NT) + "; ++n) {");
-    out_.line("v = v < s[n][2 * h] ? s[n][2 * h] : v;");
-    out_.line("v = v < s[n][2 * h + 1] ? s[n][2 * h + 1] : v;");
+    out_.line("v = v < s[m][n][2 * h] ? s[m][n][2 * h] : v;");
+    out_.line("v = v < s[m][n][2 * h + 1] ? s[m][n][2 * h + 1] : v;");
     out_.line("}");
+    out_.line(d_.unroll());
     out_.line("for (int o = 1; o < 4; o <<= 1) {");
     out_.line("const " + AS + " w = __shfl_xor_sync(0xffffffffu, v, o);");
     out_.line("v = v < w ? w : v;");
     out_.line("}");
-    out_.line("mt[h] = v;");
+    out_.line("const float vl = v == " + NEG + " ? 0.0f : v * 1.4426950408889634f;");
     out_.line(AS + " sum = (" + AS + ")0;");
     out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NT) + "; ++n)");
     out_.line(d_.unroll());
     out_.line("for (int c = 2 * h; c < 2 * h + 2; ++c) {");
-    out_.line("const " + AS + " x = s[n][c];");
-    out_.line("s[n][c] = x == " + NEG + " ? (" + AS + ")0 : " + expf + "(x - v);");
-    out_.line("sum += s[n][c];");
+    out_.line("const " + AS + " x = s[m][n][c];");
+    out_.line("float e;");
+    out_.line(
+        "asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(e) : \"f\"(x * 1.4426950408889634f - "
+        "vl));");
+    out_.line("s[m][n][c] = x == " + NEG + " ? (" + AS + ")0 : e;");
+    out_.line("sum += s[m][n][c];");
     out_.line("}");
     out_.line("sum += __shfl_xor_sync(0xffffffffu, sum, 1);");
     out_.line("sum += __shfl_xor_sync(0xffffffffu, sum, 2);");
-    out_.line("lt[h] = sum;");
     out_.line("// (m, l, r) = (m, l, 1) (+) (m_t, l_t, 0): r rescales acc to the new maximum");
-    out_.line(AS + " mm = run_m[h], ll = run_l[h], r = (" + AS + ")1;");
-    out_.line("mdh_c_combine(&mm, &ll, &r, mt[h], lt[h], (" + AS + ")0);");
-    out_.line("run_m[h] = mm, run_l[h] = ll;");
+    out_.line(AS + " mm = run_m[m][h], ll = run_l[m][h], r = (" + AS + ")1;");
+    out_.line("mdh_c_combine(&mm, &ll, &r, v, sum, (" + AS + ")0);");
+    out_.line("run_m[m][h] = mm, run_l[m][h] = ll;");
     out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NV) +
-              "; ++n) acc[n][2 * h] *= r, acc[n][2 * h + 1] *= r;");
+              "; ++n) acc[m][n][2 * h] *= r, acc[m][n][2 * h + 1] *= r;");
     out_.line("}");
     // p V
     const std::string cvt = "cvt.rn." + half_type() + "x2.f32";
-    out_.line("// acc += p V: p's accumulator pairs as " + half_type() + " A fragments");
+    out_.line("// acc += p V: p's accumulator pairs as " + half_type() +
+              " A fragments; each V fragment serves every m16 tile");
     out_.line(d_.unroll());
     out_.line("for (int kk = 0; kk < " + num(TJ / 16) + "; ++kk) {");
-    out_.line("unsigned pa[4];");
+    out_.line("unsigned pa[" + num(MT) + "][4];");
     out_.line(d_.unroll());
-    out_.line("for (int x = 0; x < 4; ++x) {");
-    out_.line("asm(\"" + cvt +
-              " %0, %1, %2;\" : \"=r\"(pa[x]) : \"f\"(s[2 * kk + (x >> 1)][(x & 1) * 2 "
-              "+ 1]), \"f\"(s[2 * kk + (x >> 1)][(x & 1) * 2]));");
-    out_.line("}");
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
+    out_.line(d_.unroll());
+    out_.line("for (int x = 0; x < 4; ++x)");
+    out_.line(
+        "asm(\"" + cvt +
+        " %0, %1, %2;\" : \"=r\"(pa[m][x]) : \"f\"(s[m][2 * kk + (x >> 1)][(x & 1) * 2 + 1]), "
+        "\"f\"(s[m][2 * kk + (x >> 1)][(x & 1) * 2]));");
     out_.line(d_.unroll());
     out_.line("for (int np = 0; np < " + num(NV / 2) + "; ++np) {");
     out_.line("unsigned b[4];");
@@ -306,8 +330,11 @@ class producer_mma_printer : public producer_printer {
                    smem_at(p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride,
                            "kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8",
                            "np * 16 + (lane >> 4) * 8", "slot"));
-    print_mma("acc[2 * np]", "pa", "b[0]", "b[1]");
-    print_mma("acc[2 * np + 1]", "pa", "b[2]", "b[3]");
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m) {");
+    print_mma("acc[m][2 * np]", "pa[m]", "b[0]", "b[1]");
+    print_mma("acc[m][2 * np + 1]", "pa[m]", "b[2]", "b[3]");
+    out_.line("}");
     out_.line("}");
     out_.line("}");
     out_.line(d_.barrier() + "  // the step's tiles are read before they are refilled");
@@ -315,13 +342,16 @@ class producer_mma_printer : public producer_printer {
     // results
     out_.line("// the consumer's results of the lane's rows and values, written");
     out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
+    out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NV) + "; ++n) {");
     out_.line(d_.unroll());
     out_.line("for (int c = 0; c < 4; ++c) {");
     out_.line("const int h = c >> 1;");
-    out_.line("const idx_t i = i0 + warp * 16 + g + h * 8, e = n * 8 + t4 * 2 + (c & 1);");
+    out_.line("const idx_t i = i0 + warp * " + R +
+              " + m * 16 + g + h * 8, e = n * 8 + t4 * 2 + (c & 1);");
     out_.line("if (i < " + num(p_.rows) + " && e < " + num(p_.values) + ") {");
-    print_consumer_results({"run_m[h]", "run_l[h]", "acc[n][c]"});
+    print_consumer_results({"run_m[m][h]", "run_l[m][h]", "acc[m][n][c]"});
     out_.line("}");
     out_.line("}");
     out_.line("}");

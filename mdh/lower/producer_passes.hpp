@@ -196,7 +196,7 @@ inline void partition(kernel_plan& kp) {
     for (auto d : p.batch_dims) p.batch_blocks *= kp.sizes[d];
     kp.threads = c.thr_i * 32;
     kp.blocks = p.batch_blocks * p.row_blocks;
-    kp.acc_count = p.values_padded / 2;  // 16 rows x values over 32 lanes
+    kp.acc_count = c.t_i / c.thr_i * p.values_padded / 32;  // a warp's rows x values, by lane
     return;
   }
   p.rows_per_thread = c.t_i / c.thr_i;
@@ -357,8 +357,9 @@ inline kernel_plan shape_plan(const ir::produced& x, const std::vector<std::int6
 
 // The tensor-core kernel's rules (mma, stages): what the instruction needs of the pair (16-bit
 // operands and values of one type, a product over the depth, float accumulation, a CUDA device
-// of compute capability 8.0 or newer) and of the tiles (a warp per 16 rows, 16 keys a step at
-// least, ldmatrix's 16-byte rows), its registers, and stages 2 only with mma and 16-byte copies.
+// of compute capability 8.0 or newer) and of the tiles (a warp per 16 or 32 rows, 16 keys a
+// step at least, ldmatrix's 16-byte rows), its registers, and stages 2 only with mma and 16-byte
+// copies.
 inline void append_producer_mma_rules(std::vector<rule>& r, const kernel_plan& shape,
                                       const device_limits& limits) {
   using span = std::span<const std::int64_t>;
@@ -412,13 +413,13 @@ inline void append_producer_mma_rules(std::vector<rule>& r, const kernel_plan& s
          return rule_violation{"mma", why};
        }});
   r.push_back(
-      {"mma = 1: t_i = 16 x thr_i (a warp per 16 rows), thr_j = 32, t_j a multiple of 16, "
-       "pad 0 or 8, vec 1",
+      {"mma = 1: t_i = 16 or 32 x thr_i (a warp per 16 or 32 rows), thr_j = 32, t_j a "
+       "multiple of 16, pad 0 or 8, vec 1",
        {"t_i", "t_j", "thr_i", "thr_j", "pad", "vec", "mma"},
        false,
        [v](span a) -> std::optional<rule_violation> {
          if (a[6] == 0) return std::nullopt;
-         if (a[0] != 16 * a[2])
+         if (a[0] != 16 * a[2] && a[0] != 32 * a[2])
            return rule_violation{"thr_i", "t_i=" + v(a[0]) + " thr_i=" + v(a[2])};
          if (a[3] != 32) return rule_violation{"thr_j", "thr_j=" + v(a[3])};
          if (a[1] % 16 != 0) return rule_violation{"t_j", "t_j=" + v(a[1])};
@@ -428,16 +429,17 @@ inline void append_producer_mma_rules(std::vector<rule>& r, const kernel_plan& s
        }});
   const std::int64_t dp = ceil_div(p.depth, 16) * 16, vp = ceil_div(p.values, 16) * 16;
   r.push_back(
-      {"mma = 1: fragment registers per thread (scores t_j/2, p t_j/4, results "
-       "values/2, row operand depth/4; rounded to 16) <= 160",
-       {"t_j", "mma"},
+      {"mma = 1: fragment registers per thread (per m16 tile of a warp: scores t_j/2, p "
+       "t_j/4, results values/2, row operand depth/4; rounded to 16) <= 200",
+       {"t_i", "t_j", "thr_i", "mma"},
        false,
        [v, dp, vp](span a) -> std::optional<rule_violation> {
-         if (a[1] == 0) return std::nullopt;
-         const std::int64_t n = a[0] / 2 + a[0] / 4 + vp / 2 + dp / 4;
-         if (n <= 160) return std::nullopt;
-         return rule_violation{"t_j", v(n) + " registers (t_j=" + v(a[0]) + ", depth " + v(dp) +
-                                          ", values " + v(vp) + ")"};
+         if (a[3] == 0 || a[2] < 1) return std::nullopt;
+         const std::int64_t tiles = std::max<std::int64_t>(1, a[0] / (16 * a[2]));
+         const std::int64_t n = tiles * (a[1] / 2 + a[1] / 4 + vp / 2 + dp / 4);
+         if (n <= 200) return std::nullopt;
+         return rule_violation{"t_j", v(n) + " registers (" + v(tiles) + " m16 tiles, t_j=" +
+                                          v(a[1]) + ", depth " + v(dp) + ", values " + v(vp) + ")"};
        }});
   kernel_plan copies = shape;
   producer_passes::copy_mode(copies);
@@ -655,8 +657,8 @@ inline bool valid(const ir::produced& x, const std::vector<std::int64_t>& sizes,
   }
 }
 
-// A random valid tensor-core configuration (seeded; for tests): 1, 2, 4 or 8 warps, 16 to 128
-// keys a step, pad 0 or 8, one or two stages (two where the copies allow). Throws
+// A random valid tensor-core configuration (seeded; for tests): 1, 2, 4 or 8 warps of 16 or 32
+// rows, 16 to 128 keys a step, pad 0 or 8, one or two stages (two where the copies allow). Throws
 // mdh::error when the pair or the device has no tensor-core kernel (the rule's reason).
 template <class Rng>
 producer_config random_mma_config(const ir::produced& x, const std::vector<std::int64_t>& sizes,
@@ -666,7 +668,7 @@ producer_config random_mma_config(const ir::produced& x, const std::vector<std::
   producer_passes::check_config(c, x, sizes, limits);  // the pair's reason, if any
   for (int tries = 0; tries < 100; ++tries) {
     c.thr_i = std::int64_t(1) << (rng() % 4);
-    c.t_i = 16 * c.thr_i;
+    c.t_i = (rng() % 2 ? 16 : 32) * c.thr_i;  // one or two m16 tiles a warp
     c.t_j = 16 << (rng() % 4);
     c.pad = rng() % 2 ? 8 : 0;
     c.stages = 1 + std::int64_t(rng() % 2);

@@ -31,8 +31,9 @@ namespace mdh::lower {
 //          16-byte reads of consecutive rows on distinct banks)
 //   mma    0: the SIMT loop nest; 1: tensor cores (mma.sync m16n8k16 on bf16/f16 operands, a
 //          CUDA device of compute capability >= 8.0; producer_mma_printer.hpp): a warp per 16
-//          rows (t_i = 16 thr_i, thr_j = 32 lanes); the scores and p V are warp-level products
-//          and the row maxima and sums warp shuffles; pad 0 or 8 (16-byte rows for ldmatrix)
+//          or 32 rows (t_i = 16 or 32 thr_i, thr_j = 32 lanes; 32 rows share each K and V
+//          fragment between two m16 tiles); the scores and p V are warp-level products and the
+//          row maxima and sums warp shuffles; pad 0 or 8 (16-byte rows for ldmatrix)
 //   stages 1, or 2 with mma: buffers of the column operands and values; with 2 the next step's
 //          tiles are copied (cp.async) while this step computes
 struct producer_config {
@@ -144,10 +145,10 @@ inline std::string to_string(const producer_plan& p, const producer_config& c) {
   os << " " << cd[p.row_dim].name << "/" << c.t_i << " (" << p.batch_blocks << " x " << p.row_blocks
      << " blocks)\n";
   if (c.mma) {
-    os << "  tensor cores: " << c.thr_i << " warps of 16 rows; depth " << p.depth << " -> "
-       << p.depth_padded << ", values " << p.values << " -> " << p.values_padded << "\n  for "
-       << p.key_steps << " steps of " << c.t_j << " keys (" << c.stages
-       << " stage(s)): copy the column operands and values ("
+    os << "  tensor cores: " << c.thr_i << " warps of " << c.t_i / c.thr_i << " rows; depth "
+       << p.depth << " -> " << p.depth_padded << ", values " << p.values << " -> "
+       << p.values_padded << "\n  for " << p.key_steps << " steps of " << c.t_j << " keys ("
+       << c.stages << " stage(s)): copy the column operands and values ("
        << (p.operand_chunks ? "16-byte cp.async" : "elements") << ", "
        << (p.value_chunks ? "16-byte cp.async" : "elements")
        << "); scores = mma(row operand, column operand); epilogue; row max and sum by warp "
