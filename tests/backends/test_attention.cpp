@@ -198,9 +198,9 @@ TEST_CASE("attention on tensor cores: the plan, the copies, the rules") {
   bad.thr_i = 1;  // 64 rows a warp
   CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
                        doctest::Contains("(parameter thr_i): t_i=64 thr_i=1"), error);
-  bad = c, bad.t_i = 128, bad.t_j = 128;  // 32 rows a warp: two m16 tiles of 112 registers
+  bad = c, bad.t_i = 128, bad.t_j = 128;  // 32 rows a warp: two m16 tiles of 144 registers
   CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
-                       doctest::Contains("224 registers (2 m16 tiles, t_j=128"), error);
+                       doctest::Contains("288 registers (2 m16 tiles, t_j=128"), error);
   bad = c, bad.thr_j = 16;
   CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
                        doctest::Contains("(parameter thr_j): thr_j=16"), error);
