@@ -133,6 +133,22 @@ class producer_mma_printer : public producer_printer {
               "[1]), \"=r\"(" + regs + "[2]), \"=r\"(" + regs + "[3]) : \"r\"(" + addr + "));");
   }
 
+  // For each pair np of n8 fragments: one ldmatrix.x4 (at `addr`, reading np and lane) of their
+  // B fragments, then the products c[m][2 np] and c[m][2 np + 1] += a x B of every m16 tile m.
+  void print_n_pairs(std::int64_t pairs, std::int64_t tiles, bool trans, const std::string& addr,
+                     const std::string& c, const std::string& a) {
+    out_.line(d_.unroll());
+    out_.line("for (int np = 0; np < " + num(pairs) + "; ++np) {");
+    out_.line("unsigned b[4];");
+    print_ldmatrix(trans, "b", addr);
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(tiles) + "; ++m) {");
+    print_mma(c + "[m][2 * np]", a, "b[0]", "b[1]");
+    print_mma(c + "[m][2 * np + 1]", a, "b[2]", "b[3]");
+    out_.line("}");
+    out_.line("}");
+  }
+
   void print_kernel(const kernel& k) override {
     const std::int64_t W = c_.thr_i, TJ = c_.t_j, NT = TJ / 8, NV = p_.values_padded / 8;
     const std::int64_t KD = p_.depth_padded / 16, MT = c_.t_i / (16 * W);  // m16 tiles a warp
@@ -235,19 +251,11 @@ class producer_mma_printer : public producer_printer {
               "; ++n) s[m][n][0] = s[m][n][1] = s[m][n][2] = s[m][n][3] = 0.0f;");
     out_.line(d_.unroll());
     out_.line("for (int kk = 0; kk < " + num(KD) + "; ++kk) {");
-    out_.line(d_.unroll());
-    out_.line("for (int np = 0; np < " + num(NT / 2) + "; ++np) {");
-    out_.line("unsigned b[4];");
-    print_ldmatrix(false, "b",
-                   smem_at(kop.offset_bytes, kop.stage_bytes, kop.stride,
-                           "np * 16 + (lane & 7) + (lane >> 4) * 8",
-                           "kk * 16 + ((lane >> 3) & 1) * 8", "slot"));
-    out_.line(d_.unroll());
-    out_.line("for (int m = 0; m < " + num(MT) + "; ++m) {");
-    print_mma("s[m][2 * np]", "qf[m][kk]", "b[0]", "b[1]");
-    print_mma("s[m][2 * np + 1]", "qf[m][kk]", "b[2]", "b[3]");
-    out_.line("}");
-    out_.line("}");
+    print_n_pairs(NT / 2, MT, false,
+                  smem_at(kop.offset_bytes, kop.stage_bytes, kop.stride,
+                          "np * 16 + (lane & 7) + (lane >> 4) * 8",
+                          "kk * 16 + ((lane >> 3) & 1) * 8", "slot"),
+                  "s", "qf[m][kk]");
     out_.line("}");
     // epilogue
     out_.line("// the producer's epilogue; keys past the end weigh nothing (-inf)");
@@ -323,19 +331,11 @@ class producer_mma_printer : public producer_printer {
         "asm(\"" + cvt +
         " %0, %1, %2;\" : \"=r\"(pa[m][x]) : \"f\"(s[m][2 * kk + (x >> 1)][(x & 1) * 2 + 1]), "
         "\"f\"(s[m][2 * kk + (x >> 1)][(x & 1) * 2]));");
-    out_.line(d_.unroll());
-    out_.line("for (int np = 0; np < " + num(NV / 2) + "; ++np) {");
-    out_.line("unsigned b[4];");
-    print_ldmatrix(true, "b",
-                   smem_at(p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride,
-                           "kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8",
-                           "np * 16 + (lane >> 4) * 8", "slot"));
-    out_.line(d_.unroll());
-    out_.line("for (int m = 0; m < " + num(MT) + "; ++m) {");
-    print_mma("acc[m][2 * np]", "pa[m]", "b[0]", "b[1]");
-    print_mma("acc[m][2 * np + 1]", "pa[m]", "b[2]", "b[3]");
-    out_.line("}");
-    out_.line("}");
+    print_n_pairs(NV / 2, MT, true,
+                  smem_at(p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride,
+                          "kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8",
+                          "np * 16 + (lane >> 4) * 8", "slot"),
+                  "acc", "pa[m]");
     out_.line("}");
     out_.line(d_.barrier() + "  // the step's tiles are read before they are refilled");
     out_.line("}");
