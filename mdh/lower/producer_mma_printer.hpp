@@ -149,6 +149,17 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
   }
 
+  // Opens the loops over every accumulator element of a warp: m16 tile m, n8 fragment n, element
+  // c (rows g + (c >> 1) * 8, column t4 * 2 + (c & 1)); two braces to close.
+  void print_fragment_loops(std::int64_t tiles, std::int64_t n8) {
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(tiles) + "; ++m)");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(n8) + "; ++n) {");
+    out_.line(d_.unroll());
+    out_.line("for (int c = 0; c < 4; ++c) {");
+  }
+
   void print_kernel(const kernel& k) override {
     const std::int64_t W = c_.thr_i, TJ = c_.t_j, NT = TJ / 8, NV = p_.values_padded / 8;
     const std::int64_t KD = p_.depth_padded / 16, MT = c_.t_i / (16 * W);  // m16 tiles a warp
@@ -259,12 +270,7 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
     // epilogue
     out_.line("// the producer's epilogue; keys past the end weigh nothing (-inf)");
-    out_.line(d_.unroll());
-    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
-    out_.line(d_.unroll());
-    out_.line("for (int n = 0; n < " + num(NT) + "; ++n) {");
-    out_.line(d_.unroll());
-    out_.line("for (int c = 0; c < 4; ++c) {");
+    print_fragment_loops(MT, NT);
     out_.line("const idx_t i = i0 + warp * " + R +
               " + m * 16 + g + (c >> 1) * 8, j = j0 + n * 8 + t4 * 2 + (c & 1);");
     out_.line("(void)i;");
@@ -341,12 +347,7 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
     // results
     out_.line("// the consumer's results of the lane's rows and values, written");
-    out_.line(d_.unroll());
-    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
-    out_.line(d_.unroll());
-    out_.line("for (int n = 0; n < " + num(NV) + "; ++n) {");
-    out_.line(d_.unroll());
-    out_.line("for (int c = 0; c < 4; ++c) {");
+    print_fragment_loops(MT, NV);
     out_.line("const int h = c >> 1;");
     out_.line("const idx_t i = i0 + warp * " + R +
               " + m * 16 + g + h * 8, e = n * 8 + t4 * 2 + (c & 1);");
