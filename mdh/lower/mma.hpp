@@ -450,7 +450,8 @@ inline void mma_tiles(kernel_plan& p) {
       for (mma_stage& st : m.staged) {
         st.offset_bytes += base, end = st.offset_bytes + st.bytes;
         // copied by the computing warpgroups alone
-        st.copies_per_thread = ceil_div(m.block_m * st.chunks_per_row, p.threads - 128);
+        st.copies_per_thread =
+            ceil_div(m.block_m * st.chunks_per_row, computing_threads(m, p.threads));
       }
       p.shared_bytes = end + 1024;
     }

@@ -284,6 +284,12 @@ inline std::string axis_name(const std::vector<std::size_t>& dims,
   return s;
 }
 
+// The threads that compute and copy the staged tiles out: the block's, less the producer
+// warpgroup (the last 128 threads) in the persistent kernel.
+inline std::int64_t computing_threads(const mma_plan& m, std::int64_t block_threads) {
+  return m.persistent ? block_threads - 128 : block_threads;
+}
+
 inline std::string to_string(const mma_plan& m, const std::vector<std::string>& dim_names) {
   std::ostringstream os;
   os << "tensor cores: " << (m.wgmma ? wgmma_ptx(m.instruction, m.warp_n) : mma_ptx(m.instruction))

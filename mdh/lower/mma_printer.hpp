@@ -901,7 +901,8 @@ class mma_printer {
   // the computing warpgroups (the producer's thread may be waiting on an empty stage).
   std::string stage_barrier() const {
     if (!m_.persistent) return d_.barrier();
-    return "asm volatile(\"bar.sync 1, " + num(p_.threads - 128) + ";\\n\" ::: \"memory\");";
+    return "asm volatile(\"bar.sync 1, " + num(computing_threads(m_, p_.threads)) +
+           ";\\n\" ::: \"memory\");";
   }
 
   // Inside the accumulator loops: the tile's row and column of acc[fm][fn][i].
@@ -934,7 +935,7 @@ class mma_printer {
   void print_stage_copy() {
     out_.line(stage_barrier() + "  // the staged tiles are complete");
     // the persistent kernel's producer warpgroup (the last) takes no part
-    const std::int64_t threads = m_.persistent ? p_.threads - 128 : p_.threads;
+    const std::int64_t threads = computing_threads(m_, p_.threads);
     const std::string T = num(threads);
     const std::string em = axis_index(m_.m_dims, "m");
     std::string cols = num(m_.block_n);
