@@ -88,6 +88,20 @@ class program {
             throw error("launch of " + plan_.name + ": vec=" + std::to_string(plan_.cfg.vec) +
                         ", vec_pw=" + std::to_string(plan_.cfg.vec_pw) +
                         " need device pointers aligned to " + std::to_string(4 * width) + " bytes");
+    // the tensor-core attention's 16-byte cp.async copies (producer_plan's operand and value
+    // chunks) assume tile rows on the 16-byte grid, so buffers that start on it
+    if (plan_.producer.on && plan_.producer_cfg.mma) {
+      std::vector<std::size_t> chunked;
+      if (plan_.producer.operand_chunks)
+        for (auto& o : plan_.producer.operands) chunked.push_back(o.kernel_input);
+      if (plan_.producer.value_chunks) chunked.push_back(plan_.producer.value_input);
+      for (std::size_t k : chunked)
+        if (inputs[k] % 16 != 0)
+          throw error("launch of " + plan_.name + ": mma=1 copies input " + std::to_string(k) +
+                      " ('" + plan_.inputs[k].name +
+                      "') in 16-byte chunks and needs it aligned to 16 bytes; its device pointer "
+                      "is not");
+    }
     dev_->make_current();
     std::vector<CUdeviceptr> ptrs(inputs.begin(), inputs.end());
     ptrs.insert(ptrs.end(), outputs.begin(), outputs.end());

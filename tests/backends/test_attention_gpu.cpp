@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include <backends/cuda/device_buffer.hpp>
 #include <backends/cuda/program.hpp>
 #include <expressions/attention.hpp>
 #include <mdh/lower/producer_passes.hpp>
@@ -96,6 +97,23 @@ TEST_CASE("GPU attention on tensor cores, bf16 and f16: BERT-base shapes and odd
   check_shape<bf16>({2, 19, 36, 3, 8}, 6, 12, true);   // head dim 12: element copies
   check_shape<f16>({4, 128}, 4, 13, true);
   check_shape<f16>({2, 77, 120, 3, 8}, 4, 14, true);
+}
+
+TEST_CASE("GPU attention on tensor cores: a buffer off the 16-byte grid is refused at launch") {
+  gpu_or_skip();
+  const ops::bert_shape s{2, 128};
+  auto att = ops::attention<bf16>(s);
+  const auto n = ops::attention_sizes(s);
+  lower::producer_config c{64, 64, 4, 32, 8, 1, 1, 2};
+  cuda::program prog(dev(), lower::lower(att.ir(), n, c, dev().limits()));
+  dev().make_current();
+  cuda::device_buffer<bf16> qkv(std::size_t(s.tokens() * 3 * s.hidden + 8)),
+      mask(std::size_t(s.batch * s.seq)), ctx(std::size_t(s.tokens() * s.hidden));
+  const CUdeviceptr off = qkv.get() + 2;  // one bf16 past the allocation's start
+  const std::vector<CUdeviceptr> in{off, off, mask.get(), off}, out{ctx.get()};
+  CHECK_THROWS_WITH_AS(prog.launch(in, out),
+                       doctest::Contains("needs it aligned to 16 bytes; its device pointer is not"),
+                       error);
 }
 
 TEST_CASE("GPU attention, bf16: BERT-base shapes and odd ones") {
