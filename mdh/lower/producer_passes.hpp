@@ -182,32 +182,30 @@ inline void roles(kernel_plan& kp) {
   p.values = kp.sizes[p.value_dim], p.depth = ps[p.depth_dim];
 }
 
+// The depth and the values of the tensor-core kernel: rounded up to the instruction's 16 (zeros
+// past the end).
+inline std::int64_t mma_padded(std::int64_t n) { return ceil_div(n, 16) * 16; }
+
 // 2. Partition: threads, register tiles, blocks and steps.
 inline void partition(kernel_plan& kp) {
   producer_plan& p = kp.producer;
   const producer_config& c = kp.producer_cfg;
-  if (c.mma) {  // a warp per 16 rows; each lane holds fragments, not rows
-    p.depth_padded = ceil_div(p.depth, 16) * 16;
-    p.values_padded = ceil_div(p.values, 16) * 16;
+  p.row_blocks = ceil_div(p.rows, c.t_i);
+  p.key_steps = ceil_div(p.keys, c.t_j);
+  p.batch_blocks = 1;
+  for (auto d : p.batch_dims) p.batch_blocks *= kp.sizes[d];
+  kp.threads = c.thr_i * c.thr_j;  // with mma: thr_i warps (thr_j = 32)
+  kp.blocks = p.batch_blocks * p.row_blocks;
+  if (c.mma) {  // a warp per 16 or 32 rows; each lane holds fragments, not rows
+    p.depth_padded = mma_padded(p.depth);
+    p.values_padded = mma_padded(p.values);
     p.rows_per_thread = p.keys_per_thread = p.values_per_thread = 0;
-    p.row_blocks = ceil_div(p.rows, c.t_i);
-    p.key_steps = ceil_div(p.keys, c.t_j);
-    p.batch_blocks = 1;
-    for (auto d : p.batch_dims) p.batch_blocks *= kp.sizes[d];
-    kp.threads = c.thr_i * 32;
-    kp.blocks = p.batch_blocks * p.row_blocks;
     kp.acc_count = c.t_i / c.thr_i * p.values_padded / 32;  // a warp's rows x values, by lane
     return;
   }
   p.rows_per_thread = c.t_i / c.thr_i;
   p.keys_per_thread = c.t_j / c.thr_j;
   p.values_per_thread = ceil_div(p.values, c.thr_j);
-  p.row_blocks = ceil_div(p.rows, c.t_i);
-  p.key_steps = ceil_div(p.keys, c.t_j);
-  p.batch_blocks = 1;
-  for (auto d : p.batch_dims) p.batch_blocks *= kp.sizes[d];
-  kp.threads = c.thr_i * c.thr_j;
-  kp.blocks = p.batch_blocks * p.row_blocks;
   kp.acc_count = p.rows_per_thread * p.values_per_thread;
 }
 
@@ -280,7 +278,7 @@ inline std::int64_t place_shared(const kernel_plan& kp, const producer_config& c
     return o;
   };
   if (c.mma) {  // 16-bit tiles: the row operand once, the column operands and values per stage
-    const std::int64_t dp = ceil_div(p.depth, 16) * 16, vp = ceil_div(p.values, 16) * 16;
+    const std::int64_t dp = mma_padded(p.depth), vp = mma_padded(p.values);
     for (std::size_t k = 0; k < p.operands.size(); ++k) {
       const producer_operand& o = p.operands[k];
       const std::int64_t extent = o.row ? c.t_i : c.t_j, stride = dp + c.pad;
@@ -427,7 +425,8 @@ inline void append_producer_mma_rules(std::vector<rule>& r, const kernel_plan& s
          if (a[5] != 1) return rule_violation{"vec", "vec=" + v(a[5])};
          return std::nullopt;
        }});
-  const std::int64_t dp = ceil_div(p.depth, 16) * 16, vp = ceil_div(p.values, 16) * 16;
+  const std::int64_t dp = producer_passes::mma_padded(p.depth),
+                     vp = producer_passes::mma_padded(p.values);
   r.push_back(
       {"mma = 1: fragment registers per thread (per m16 tile of a warp: scores t_j/2, p "
        "t_j/4, results values/2, row operand depth/4; rounded to 16) <= 200",
