@@ -5,6 +5,7 @@
 //   mdh-tune tune-layer bert --batch 16 --seq 128 [--hidden 768] [--heads 12] [--ffn 3072]
 //                       [--type f32|bf16|f16] [--time S] [--more S] [--evaluations N]
 //                       [--technique T] [--seed N] [--backend B] [--out DIR] [--threads N]
+//                       [--stages attention,qkv,...]
 #pragma once
 
 #include <cstdio>
@@ -39,6 +40,9 @@ inline const char* usage_tune_layer =
     "                      (--start-from params/h100: each computation starts from the\n"
     "                      nearest tuned shape of itself or of its bare product)\n"
     "  --out DIR           where the parameter files go (default params)\n"
+    "  --stages S,S,...    only these stages (qkv, attention, scores, softmax, context,\n"
+    "                      attn_out, ln1, ffn_up, ffn_down, ln2; default all): e.g. more time\n"
+    "                      for the attention alone; the other files in DIR are kept\n"
     "  Then: 08_bert_layer --params DIR, or mdh::load_bert_layer<T>(backend, shape, DIR).\n";
 
 struct layer_options {
@@ -46,7 +50,16 @@ struct layer_options {
   std::string layer;
   ops::bert_shape shape;
   bool batch_given = false, seq_given = false;
+  std::vector<std::string> stages;  // --stages: only these (empty: every stage)
 };
+
+// The stage names of the BERT layer, both attention forms (expressions/bert_layer.hpp).
+inline const std::vector<std::string>& bert_stage_names() {
+  static const std::vector<std::string> names = {"qkv",      "attention", "scores", "softmax",
+                                                 "context",  "attn_out",  "ln1",    "ffn_up",
+                                                 "ffn_down", "ln2"};
+  return names;
+}
 
 inline layer_options parse_tune_layer(int argc, char** argv) {
   current_command = "tune-layer";
@@ -66,9 +79,9 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
     std::string a = argv[k];
     if (a.rfind("--", 0) != 0) fail_usage("unexpected argument '" + a + "'");
     static const std::vector<std::string> known = {
-        "--batch", "--seq",     "--hidden", "--heads",       "--ffn",
-        "--type",  "--time",    "--more",   "--evaluations", "--technique",
-        "--seed",  "--backend", "--out",    "--threads",     "--start-from"};
+        "--batch", "--seq",     "--hidden",      "--heads",     "--ffn",  "--type",
+        "--time",  "--more",    "--evaluations", "--technique", "--seed", "--backend",
+        "--out",   "--threads", "--start-from",  "--stages"};
     if (std::find(known.begin(), known.end(), a) == known.end())
       fail_usage("unknown option '" + a + "'" +
                  (a == "--sizes" ? " (tune-layer derives every size from --batch, --seq, "
@@ -89,7 +102,22 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
       o.shape.ffn = whole();
     else if (a == "--type")
       o.tune.type = v, o.tune.type_given = true;
-    else
+    else if (a == "--stages") {
+      std::size_t from = 0;
+      for (;;) {
+        const std::size_t comma = v.find(',', from);
+        const std::string name = v.substr(from, comma == std::string::npos ? comma : comma - from);
+        const auto& known_stages = bert_stage_names();
+        if (std::find(known_stages.begin(), known_stages.end(), name) == known_stages.end()) {
+          std::string list;
+          for (auto& k : known_stages) list += (list.empty() ? "" : ", ") + k;
+          fail_usage("--stages: unknown stage '" + name + "' (the stages: " + list + ")");
+        }
+        o.stages.push_back(name);
+        if (comma == std::string::npos) break;
+        from = comma + 1;
+      }
+    } else
       parse_tune_flag(o.tune, a, v);  // the flags 'tune' has (known above)
   }
   if (!o.batch_given || !o.seq_given)
@@ -127,6 +155,9 @@ int tune_layer_on(Target& target, const layer_options& lo) {
         ops::attention_form::three_kernels);
   };
   each_stage([&](const ops::bert_stage& st, const auto& comp) {
+    if (!lo.stages.empty() &&
+        std::find(lo.stages.begin(), lo.stages.end(), st.name) == lo.stages.end())
+      return;
     const auto file = file_name(workload::of(comp.ir(), st.sizes));
     for (auto& it : items)
       if (it.file == file) return void(it.stages += "," + st.name);
@@ -147,7 +178,8 @@ int tune_layer_on(Target& target, const layer_options& lo) {
     const auto file = file_name(w);
     const auto it =
         std::find_if(items.begin(), items.end(), [&](auto& x) { return x.file == file; });
-    if (done.count(file) || interrupted) return;  // a workload of an earlier stage (ln2)
+    if (it == items.end() || done.count(file) || interrupted)
+      return;  // not in --stages  // a workload of an earlier stage (ln2)
     done.insert(file);
     tune_options t = to_tune_options(o);
     t.parameter_file = o.out / file;
@@ -180,8 +212,9 @@ int tune_layer_on(Target& target, const layer_options& lo) {
   const auto form = choose_attention_form<T>(lo.shape, o.out, target.id());
   const double attention_us = form.cost[int(form.form)];
   std::printf("the attention: %s (%s)\n", ops::to_string(form.form), form.why.c_str());
-  std::printf("the layer's kernels, one after the other: %.2f us (each stage's best time)\n",
-              layer_us + std::max(attention_us, 0.0));
+  if (lo.stages.empty())
+    std::printf("the layer's kernels, one after the other: %.2f us (each stage's best time)\n",
+                layer_us + std::max(attention_us, 0.0));
   std::printf(
       "parameter files in %s; run the layer with: 08_bert_layer --params %s --type %s "
       "--batch %lld --seq %lld --hidden %lld --heads %lld --ffn %lld\n",

@@ -250,6 +250,20 @@ expect_each "tune-layer tunes 9 computations (both attention forms) once each an
   --evaluations 2 --out "$work/layer"
 n=$(ls "$work/layer"/*.json 2>/dev/null | wc -l)
 if [ "$n" = 9 ]; then pass "tune-layer wrote 9 parameter files"; else fail "tune-layer wrote $n parameter files, not 9"; fi
+expect "tune-layer: unknown stage" 2 "--stages: unknown stage 'qk' \(the stages: qkv, attention" -- \
+  "$tool" tune-layer bert --batch 1 --seq 5 --stages attention,qk
+# --stages: only the named stages (a fresh folder: their two files and no others)
+out=$(timeout -k 5 600 "$tool" tune-layer bert --batch 1 --seq 5 --hidden 8 --heads 2 --ffn 12 \
+  --evaluations 1 --out "$work/stages" --stages attention,qkv 2>&1)
+rc=$?
+n=$(ls "$work/stages"/*.json 2>/dev/null | wc -l)
+if [ "$rc" = 0 ] && [ "$n" = 2 ] && grep -Eq "2 computations" <<<"$out" &&
+  grep -Eq "^attention +attention" <<<"$out" && grep -Eq "^qkv +matmul_bias" <<<"$out" &&
+  ! grep -q "the layer's kernels" <<<"$out"; then
+  pass "tune-layer --stages tunes only those stages (2 files, no layer total)"
+else
+  fail "tune-layer --stages (rc $rc, $n files, output:)"; echo "$out" | tail -20
+fi
 
 echo "mdh-tune: $passes passed, $fails failed"
 exit $((fails > 0))
