@@ -21,6 +21,10 @@ namespace mdh {
 //  5: the persistent wgmma kernel reads its warpgroup index through __shfl_sync (warp-uniform to
 //     ptxas, whose wgmmas in the role branches were otherwise serialized for some tiles), and its
 //     header counts the producer warpgroup (2026-11-27).
-inline constexpr int kernel_generation = 5;
+//  6: the tensor-core attention tests bounds only where a tile reaches past the sizes (its
+//     row blocks or key steps), and p = ex2(...) without a select (2026-11-28).
+//  7: a tensor-core attention whose results are all 16-bit divides by div.full.f32 (2 ulp)
+//     instead of the IEEE division (2026-11-28).
+inline constexpr int kernel_generation = 7;
 
 }  // namespace mdh

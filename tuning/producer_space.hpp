@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The search space of a with_producer pair (attention; mdh/lower/producer_passes.hpp): the
 // parameters t_i, t_j (powers of two up to 128 and the sizes), thr_i, thr_j (powers of two),
-// pad (0, 1, 4, 8), vec (1, 4), mma (0, 1: the tensor-core kernel), stages (1, 2), constrained
+// pad (0, 1, 4, 8), vec (1, 4), mma (0, 1: the tensor-core kernel), stages (1, 2), split (1, 2,
+// 4: blocks sharing a row tile's keys, tensor cores only), constrained
 // by lower::producer_config_rules, so that every point of the space lowers; the translations
 // between its points and lower::producer_config; its starts.
 #pragma once
@@ -37,6 +38,7 @@ inline std::vector<atf::tp> make_parameters(const ir::produced& x,
   ps.emplace_back("vec", atf::set({int64_t{1}, int64_t{4}}));
   ps.emplace_back("mma", atf::set({int64_t{0}, int64_t{1}}));
   ps.emplace_back("stages", atf::set({int64_t{1}, int64_t{2}}));
+  ps.emplace_back("split", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
   for (const lower::rule& r : lower::producer_config_rules(x, sizes, lim)) detail::constrain(ps, r);
   return ps;
 }
@@ -56,6 +58,7 @@ inline lower::producer_config to_config(const atf::configuration& a, const ir::p
   c.pad = a.get<std::int64_t>("pad");
   c.vec = a.get<std::int64_t>("vec");
   c.mma = a.get<std::int64_t>("mma"), c.stages = a.get<std::int64_t>("stages");
+  c.split = a.get<std::int64_t>("split");
   return c;
 }
 
@@ -72,7 +75,8 @@ inline std::string kernel_key(const lower::producer_config& c) { return lower::t
 
 // The default, then FlashAttention-like shapes (64 or 128 rows of a block, 32 or 64 keys per
 // step, 128 or 256 threads; vector reads where the operands allow), and the tensor-core kernel's
-// (2, 4 or 8 warps of 16 or 32 rows, 32 to 128 keys a step, two stages or one), those valid here.
+// (2, 4 or 8 warps of 16 or 32 rows, 32 to 128 keys a step, two stages or one, the keys of a row
+// tile in one block or split over 2 or 4), those valid here.
 inline std::vector<lower::producer_config> start_configurations(
     const ir::produced& x, const std::vector<std::int64_t>& sizes,
     const lower::device_limits& limits) {
@@ -96,7 +100,12 @@ inline std::vector<lower::producer_config> start_configurations(
                  lower::producer_config{128, 64, 4, 32, 8, 1, 1, 2},
                  lower::producer_config{128, 32, 4, 32, 8, 1, 1, 2},
                  lower::producer_config{64, 64, 2, 32, 8, 1, 1, 2},
-                 lower::producer_config{128, 64, 4, 32, 8, 1, 1, 1}})
+                 lower::producer_config{128, 64, 4, 32, 8, 1, 1, 1},
+                 lower::producer_config{64, 64, 4, 32, 8, 1, 1, 2, 2},
+                 lower::producer_config{64, 64, 4, 32, 8, 1, 1, 2, 4},
+                 lower::producer_config{128, 64, 8, 32, 8, 1, 1, 2, 2},
+                 lower::producer_config{64, 128, 4, 32, 8, 1, 1, 2, 2},
+                 lower::producer_config{32, 64, 2, 32, 8, 1, 1, 2, 2}})
     if (lower::valid(x, sizes, c, limits) && std::find(v.begin(), v.end(), c) == v.end())
       v.push_back(c);
   return v;

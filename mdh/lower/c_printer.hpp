@@ -128,6 +128,11 @@ class c_printer {
     print_combine();
     return out_.str();
   }
+  // f32 divisions call `f` (a function of two floats) instead of `/`.
+  c_printer& with_f32_division(std::string f) {
+    f32_division_ = std::move(f);
+    return *this;
+  }
 
   std::string print() {
     if (p_.producer.on) return print_producer_source(p_, d_);
@@ -162,6 +167,7 @@ class c_printer {
   detail::source out_;
   std::string f_name_ = "mdh_f", combine_name_ = "mdh_combine", epilogue_name_ = "mdh_epilogue";
   bool stage_ = false;
+  std::string f32_division_;  // see with_f32_division
   // Printing the interior path (edge_split): the guards of the dims marked interior are dropped.
   bool interior_path_ = false;
   // Printing the register loops: the dims marked slots_unguarded need no guard there.
@@ -310,7 +316,9 @@ class c_printer {
           e = bin("*");
           break;
         case op::div:
-          e = bin("/");
+          e = x.type == scalar_type::f32 && !f32_division_.empty()
+                  ? f32_division_ + "(" + v(x.a) + ", " + v(x.b) + ")"
+                  : bin("/");
           break;
         case op::min:
           e = v(x.b) + " < " + v(x.a) + " ? " + v(x.b) + " : " + v(x.a);
@@ -1547,4 +1555,5 @@ inline std::string print_c(const kernel_plan& p, const c_dialect& d) {
 
 #include <mdh/lower/mma_printer.hpp>
 #include <mdh/lower/producer_printer.hpp>
+// after the printer it derives from
 #include <mdh/lower/producer_mma_printer.hpp>

@@ -37,6 +37,25 @@ class producer_mma_printer : public producer_printer {
   using producer_printer::producer_printer;
 
  private:
+  // Every result is rounded to 16 bits: f32 divisions (the consumer's epilogue acc / l) take
+  // div.full.f32 (full range, at most 2 ulp: far below 16 bits' rounding) instead of the IEEE
+  // division, whose slow-path branch per element cost a tenth of the kernel (ncu source page).
+  bool results_16_bit() const {
+    for (auto& g : kp_.outputs)
+      if (g.type != scalar_type::bf16 && g.type != scalar_type::f16) return false;
+    return true;
+  }
+  std::string helpers() const override {
+    if (!results_16_bit()) return {};
+    return "// f32 division to 2 ulp (the results are rounded to 16 bits)\n"
+           "static __device__ __forceinline__ float mdh_div_full(float a, float b) {\n"
+           "  float q;\n"
+           "  asm(\"div.full.f32 %0, %1, %2;\" : \"=f\"(q) : \"f\"(a), \"f\"(b));\n"
+           "  return q;\n"
+           "}\n";
+  }
+  std::string f32_division() const override { return results_16_bit() ? "mdh_div_full" : ""; }
+
   std::string half_type() const {
     return kp_.inputs[p_.value_input].type == scalar_type::bf16 ? "bf16" : "f16";
   }
@@ -50,35 +69,55 @@ class producer_mma_printer : public producer_printer {
     return a + " + ((" + row + ") * " + num(stride) + " + " + col + ") * 2";
   }
 
-  // Copies rows first + r (r < extent; rows from `bound` on are zeros) of a tile: every element
-  // of the padded row (zeros past `length`), or 16-byte cp.async chunks of the `length` elements
-  // (the padding columns were zeroed at the start). var / along: the row's and the column's
-  // index variable; `global` the element's index in `buf`.
-  void print_tile_copy(const std::string& what, bool chunks, std::int64_t extent,
-                       std::int64_t length, std::int64_t padded, const std::string& var,
-                       const std::string& first, std::int64_t bound, const std::string& along,
-                       const std::string& global, const global_buffer& buf, std::int64_t offset,
-                       std::int64_t stage, std::int64_t stride, const std::string& slot) {
-    out_.line("// " + what);
-    const std::int64_t per_row = chunks ? length / 8 : padded;
-    out_.line("for (int f = tid; f < " + num(extent * per_row) + "; f += " + num(kp_.threads) +
+  // Copies rows first + r (r < extent) of a tile: every element of the padded row (zeros past
+  // `length`), or 16-byte cp.async chunks of the `length` elements (the padding columns were
+  // zeroed at the start). Rows from `bound` on are zeros where `partial` (the last tile reaches
+  // past the size). var / along: the row's and the column's index variable; `global` the
+  // element's index in `buf`.
+  struct tile_copy {
+    std::string what;
+    bool chunks = false;
+    std::int64_t extent = 0, length = 0, padded = 0;
+    std::string var, first;
+    std::int64_t bound = 0;
+    bool partial = true;
+    std::string along, global;
+    const global_buffer* buf = nullptr;
+    std::int64_t offset = 0, stage = 0, stride = 0;
+    std::string slot;
+  };
+  void print_tile_copy(const tile_copy& t) {
+    out_.line("// " + t.what);
+    const std::int64_t per_row = t.chunks ? t.length / 8 : t.padded;
+    out_.line("for (int f = tid; f < " + num(t.extent * per_row) + "; f += " + num(kp_.threads) +
               ") {");
     out_.line("const int r = f / " + num(per_row) + ";");
-    out_.line("const idx_t " + var + " = " + first + " + r, " + along + " = f % " + num(per_row) +
-              (chunks ? " * 8" : "") + ";");
-    if (chunks) {
-      out_.line("const bool in = " + var + " < " + num(bound) + ";");
-      out_.line("const unsigned short* src = (const unsigned short*)" + buf.name + " + (in ? " +
-                global + " : 0);");
-      out_.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(" +
-                smem_at(offset, stage, stride, "r", "(int)" + along, slot) +
-                "), \"l\"(src), \"r\"(in ? 16 : 0) : \"memory\");");
+    out_.line("const idx_t " + t.var + " = " + t.first + " + r, " + t.along + " = f % " +
+              num(per_row) + (t.chunks ? " * 8" : "") + ";");
+    const std::string in_rows = t.var + " < " + num(t.bound);
+    if (t.chunks) {
+      const std::string dst = smem_at(t.offset, t.stage, t.stride, "r", "(int)" + t.along, t.slot);
+      if (t.partial) {
+        out_.line("const bool in = " + in_rows + ";");
+        out_.line("const unsigned short* src = (const unsigned short*)" + t.buf->name +
+                  " + (in ? " + t.global + " : 0);");
+        out_.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(" +
+                  dst + "), \"l\"(src), \"r\"(in ? 16 : 0) : \"memory\");");
+      } else {
+        out_.line("const unsigned short* src = (const unsigned short*)" + t.buf->name + " + (" +
+                  t.global + ");");
+        out_.line("asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" :: \"r\"(" + dst +
+                  "), \"l\"(src) : \"memory\");");
+      }
     } else {
-      out_.line("((unsigned short*)(mdh_smem + " + num(offset) +
-                (stage ? " + " + slot + " * " + num(stage) : std::string()) + "))[r * " +
-                num(stride) + " + (int)" + along + "] = " + var + " < " + num(bound) + " && " +
-                along + " < " + num(length) + " ? ((const unsigned short*)" + buf.name + ")[" +
-                global + "] : (unsigned short)0;");
+      std::string in;
+      if (t.partial) in = in_rows;
+      if (t.length < t.padded) in += (in.empty() ? "" : " && ") + t.along + " < " + num(t.length);
+      const std::string load = "((const unsigned short*)" + t.buf->name + ")[" + t.global + "]";
+      out_.line("((unsigned short*)(mdh_smem + " + num(t.offset) +
+                (t.stage ? " + " + t.slot + " * " + num(t.stage) : std::string()) + "))[r * " +
+                num(t.stride) + " + (int)" + t.along +
+                "] = " + (in.empty() ? load : in + " ? " + load + " : (unsigned short)0") + ";");
     }
     out_.line("}");
   }
@@ -91,18 +130,18 @@ class producer_mma_printer : public producer_printer {
       const global_buffer& g = kp_.inputs[o.kernel_input];
       const auto& a = x_.producer.inputs[o.input].accesses[o.access];
       print_tile_copy(
-          "column operand " + x_.producer.inputs[o.input].name, p_.operand_chunks, o.extent,
-          p_.depth, p_.depth_padded, "j", first, p_.keys, "dd",
-          index(a, g, x_.producer.rank(), [&](std::size_t d) { return producer_var(d); }), g,
-          o.offset_bytes, o.stage_bytes, o.stride, slot);
+          {"column operand " + x_.producer.inputs[o.input].name, p_.operand_chunks, o.extent,
+           p_.depth, p_.depth_padded, "j", first, p_.keys, p_.keys_partial, "dd",
+           index(a, g, x_.producer.rank(), [&](std::size_t d) { return producer_var(d); }), &g,
+           o.offset_bytes, o.stage_bytes, o.stride, slot});
     }
     const global_buffer& vg = kp_.inputs[p_.value_input];
     const auto& va = x_.consumer.inputs[1 - x_.read].accesses[0];
     print_tile_copy(
-        "values " + x_.consumer.inputs[1 - x_.read].name, p_.value_chunks, c_.t_j, p_.values,
-        p_.values_padded, "j", first, p_.keys, "e",
-        index(va, vg, x_.consumer.rank(), [&](std::size_t d) { return consumer_var(d); }), vg,
-        p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride, slot);
+        {"values " + x_.consumer.inputs[1 - x_.read].name, p_.value_chunks, c_.t_j, p_.values,
+         p_.values_padded, "j", first, p_.keys, p_.keys_partial, "e",
+         index(va, vg, x_.consumer.rank(), [&](std::size_t d) { return consumer_var(d); }), &vg,
+         p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride, slot});
   }
 
   // Zeros columns [from, to) of `rows` tile rows at `offset` (the padding that chunk copies
@@ -160,6 +199,88 @@ class producer_mma_printer : public producer_printer {
     out_.line("for (int c = 0; c < 4; ++c) {");
   }
 
+  // Split keys: a block that is not its row tile's last to finish writes its (m, l) and acc to
+  // part0 and exits; the last waits until every other share is written, then folds the shares
+  // in key order (its own registers at zs) with the consumer's operator, which is associative:
+  // (m, l, acc) over all keys = the shares' results combined. cnt[tile]: blocks finished (low
+  // 16 bits), shares written (high 16 bits).
+  void print_split_combine(std::int64_t MT, std::int64_t NV) {
+    const std::string S = num(c_.split), T = num(kp_.threads),
+                      F = num(split_floats(c_, p_.values_padded));
+    const std::string AS = ty(acc_type());
+    // the thread's float k of share z at part0[((tile * split + z) * F + k) * threads + tid]
+    auto at = [&](const std::string& z, const std::string& k) {
+      return "part0[((tile * " + S + " + " + z + ") * " + F + " + " + k + ") * " + T + " + tid]";
+    };
+    // floats: m[m][h] at m * 2 + h, l at 2 MT + m * 2 + h, acc[m][n][c] at 4 MT + (m NV + n) 4 + c
+    const std::string MT2 = num(2 * MT), MT4 = num(4 * MT), NV4 = num(NV * 4);
+    out_.line("{  // split keys: the row tile's last block to finish folds the others' shares in");
+    out_.line("const idx_t tile = (idx_t)" + d_.block_id(0) + " / " + S + ";");
+    out_.line("int arrived = 0;");
+    out_.line("if (tid == 0) arrived = atomicAdd(&cnt[tile], 1);");
+    out_.line("if (!__syncthreads_or(tid == 0 && (arrived & 0xFFFF) == " + num(c_.split - 1) +
+              ")) {");
+    print_fragment_loops(MT, NV);
+    out_.line("__stcg(&" + at("zs", MT4 + " + (m * " + num(NV) + " + n) * 4 + c") +
+              ", acc[m][n][c]);");
+    out_.line("if (n == 0 && c < 2) {");
+    out_.line("__stcg(&" + at("zs", "m * 2 + c") + ", run_m[m][c]);");
+    out_.line("__stcg(&" + at("zs", MT2 + " + m * 2 + c") + ", run_l[m][c]);");
+    out_.line("}");
+    out_.line("}");
+    out_.line("}");
+    out_.line("__threadfence();  // the share is visible before it is counted");
+    out_.line(d_.barrier());
+    out_.line("if (tid == 0) atomicAdd(&cnt[tile], 0x10000);");
+    out_.line("return;");
+    out_.line("}");
+    out_.line("if (tid == 0) {  // the others have finished: wait until their shares are written");
+    out_.line("while ((atomicOr(&cnt[tile], 0) >> 16) != " + num(c_.split - 1) +
+              ") __nanosleep(64);");
+    out_.line("cnt[tile] = 0;  // ready for the next launch");
+    out_.line("}");
+    out_.line(d_.barrier());
+    out_.line("__threadfence();  // the shares are read after the count");
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
+    out_.line(d_.unroll());
+    out_.line("for (int h = 0; h < 2; ++h) {");
+    out_.line("// the row's (m, l, acc): share 0's, then each further share folded in");
+    out_.line(AS + " mm = zs == 0 ? run_m[m][h] : __ldcg(&" + at("0", "m * 2 + h") + ");");
+    out_.line(AS + " ll = zs == 0 ? run_l[m][h] : __ldcg(&" + at("0", MT2 + " + m * 2 + h") + ");");
+    out_.line("float a[" + num(NV) + "][2];");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NV) + "; ++n)");
+    out_.line(d_.unroll());
+    out_.line("for (int c = 0; c < 2; ++c)");
+    out_.line("a[n][c] = zs == 0 ? acc[m][n][2 * h + c] : __ldcg(&" +
+              at("0", MT4 + " + (m * " + num(NV) + " + n) * 4 + 2 * h + c") + ");");
+    out_.line("for (int z = 1; z < " + S + "; ++z) {");
+    out_.line("const " + AS + " zm = z == zs ? run_m[m][h] : __ldcg(&" + at("z", "m * 2 + h") +
+              ");");
+    out_.line("const " + AS + " zl = z == zs ? run_l[m][h] : __ldcg(&" +
+              at("z", MT2 + " + m * 2 + h") + ");");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NV) + "; ++n)");
+    out_.line(d_.unroll());
+    out_.line("for (int c = 0; c < 2; ++c) {");
+    out_.line("const float za = z == zs ? acc[m][n][2 * h + c] : __ldcg(&" +
+              at("z", MT4 + " + (m * " + num(NV) + " + n) * 4 + 2 * h + c") + ");");
+    out_.line(AS + " m2 = mm, l2 = ll;");
+    out_.line("mdh_c_combine(&m2, &l2, &a[n][c], zm, zl, za);");
+    out_.line("}");
+    out_.line(AS + " unused = (" + AS + ")0;");
+    out_.line("mdh_c_combine(&mm, &ll, &unused, zm, zl, (" + AS + ")0);");
+    out_.line("}");
+    out_.line("run_m[m][h] = mm, run_l[m][h] = ll;");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NV) + "; ++n)");
+    out_.line(d_.unroll());
+    out_.line("for (int c = 0; c < 2; ++c) acc[m][n][2 * h + c] = a[n][c];");
+    out_.line("}");
+    out_.line("}");
+  }
+
   void print_kernel(const kernel& k) override {
     const std::int64_t W = c_.thr_i, TJ = c_.t_j, NT = TJ / 8, NV = p_.values_padded / 8;
     const std::int64_t KD = p_.depth_padded / 16, MT = c_.t_i / (16 * W);  // m16 tiles a warp
@@ -199,14 +320,20 @@ class producer_mma_printer : public producer_printer {
       const global_buffer& g = kp_.inputs[q.kernel_input];
       const auto& a = x_.producer.inputs[q.input].accesses[q.access];
       print_tile_copy(
-          "row operand " + x_.producer.inputs[q.input].name + ", once", p_.operand_chunks, q.extent,
-          p_.depth, p_.depth_padded, "i", "i0", p_.rows, "dd",
-          index(a, g, x_.producer.rank(), [&](std::size_t d) { return producer_var(d); }), g,
-          q.offset_bytes, 0, q.stride, "0");
+          {"row operand " + x_.producer.inputs[q.input].name + ", once", p_.operand_chunks,
+           q.extent, p_.depth, p_.depth_padded, "i", "i0", p_.rows, p_.rows_partial, "dd",
+           index(a, g, x_.producer.rank(), [&](std::size_t d) { return producer_var(d); }), &g,
+           q.offset_bytes, 0, q.stride, "0"});
     }
     const bool async = p_.operand_chunks || p_.value_chunks;
+    // the block's key steps: all of them, or its share with split keys
+    const bool split = c_.split > 1;
+    const std::string S0 = split ? "step0" : "0", S1 = split ? "step1" : num(p_.key_steps);
+    if (split)
+      out_.line("const int step0 = zs * " + num(p_.key_steps) + " / " + num(c_.split) +
+                ", step1 = (zs + 1) * " + num(p_.key_steps) + " / " + num(c_.split) + ";");
     if (two) {
-      print_step_copies("0", "0");
+      print_step_copies(split ? "(idx_t)step0 * " + num(TJ) : "0", "0");
       out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
     }
     out_.line(
@@ -224,11 +351,11 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
     out_.line("unsigned qf[" + num(MT) + "][" + num(KD) +
               "][4];  // the row operand's A fragments");
-    out_.line("for (int step = 0; step < " + num(p_.key_steps) + "; ++step) {");
+    out_.line("for (int step = " + S0 + "; step < " + S1 + "; ++step) {");
     out_.line("const idx_t j0 = (idx_t)step * " + num(TJ) + ";");
     if (two) {
-      out_.line("const int slot = step & 1;");
-      out_.line("if (step + 1 < " + num(p_.key_steps) + ") {");
+      out_.line(split ? "const int slot = (step - step0) & 1;" : "const int slot = step & 1;");
+      out_.line("if (step + 1 < " + S1 + ") {");
       print_step_copies("j0 + " + num(TJ), "(slot ^ 1)");
       out_.line("}");
       out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
@@ -242,7 +369,7 @@ class producer_mma_printer : public producer_printer {
       }
     }
     out_.line(d_.barrier() + "  // the step's tiles (and the row operand) are in shared memory");
-    out_.line("if (step == 0) {");
+    out_.line("if (step == " + S0 + ") {");
     out_.line(d_.unroll());
     out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
     out_.line(d_.unroll());
@@ -273,10 +400,18 @@ class producer_mma_printer : public producer_printer {
     print_fragment_loops(MT, NT);
     out_.line("const idx_t i = i0 + warp * " + R +
               " + m * 16 + g + (c >> 1) * 8, j = j0 + n * 8 + t4 * 2 + (c & 1);");
-    out_.line("(void)i;");
-    const std::string y = print_producer_epilogue("s[m][n][c]");
-    out_.line("s[m][n][c] = j < " + num(p_.keys) + " ? (i < " + num(p_.rows) + " ? " + y + " : (" +
-              AS + ")0) : " + NEG + ";");
+    out_.line("(void)i, (void)j;");
+    // bounds only where a tile reaches past the sizes (partition's edges)
+    const std::string in_keys = "j < " + num(p_.keys), in_rows = "i < " + num(p_.rows);
+    const std::string y = print_producer_epilogue("s[m][n][c]", p_.keys_partial && p_.rows_partial
+                                                                    ? in_keys + " && " + in_rows
+                                                                : p_.keys_partial ? in_keys
+                                                                : p_.rows_partial ? in_rows
+                                                                                  : std::string());
+    const std::string y_rows =
+        p_.rows_partial ? "(" + in_rows + " ? " + y + " : (" + AS + ")0)" : y;
+    out_.line("s[m][n][c] = " +
+              (p_.keys_partial ? in_keys + " ? " + y_rows + " : " + NEG : y_rows) + ";");
     out_.line("}");
     out_.line("}");
     // online softmax
@@ -309,8 +444,8 @@ class producer_mma_printer : public producer_printer {
     out_.line(
         "asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(e) : \"f\"(x * 1.4426950408889634f - "
         "vl));");
-    out_.line("s[m][n][c] = x == " + NEG + " ? (" + AS + ")0 : e;");
-    out_.line("sum += s[m][n][c];");
+    out_.line("s[m][n][c] = e;  // ex2.approx(-inf) = +0: masked keys weigh nothing");
+    out_.line("sum += e;");
     out_.line("}");
     out_.line("sum += __shfl_xor_sync(0xffffffffu, sum, 1);");
     out_.line("sum += __shfl_xor_sync(0xffffffffu, sum, 2);");
@@ -345,13 +480,16 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
     out_.line(d_.barrier() + "  // the step's tiles are read before they are refilled");
     out_.line("}");
+    if (split) print_split_combine(MT, NV);
     // results
     out_.line("// the consumer's results of the lane's rows and values, written");
     print_fragment_loops(MT, NV);
     out_.line("const int h = c >> 1;");
     out_.line("const idx_t i = i0 + warp * " + R +
               " + m * 16 + g + h * 8, e = n * 8 + t4 * 2 + (c & 1);");
-    out_.line("if (i < " + num(p_.rows) + " && e < " + num(p_.values) + ") {");
+    std::string in = p_.rows_partial ? "i < " + num(p_.rows) : std::string();
+    if (p_.values < p_.values_padded) in += (in.empty() ? "" : " && ") + ("e < " + num(p_.values));
+    out_.line(in.empty() ? std::string("{") : "if (" + in + ") {");
     print_consumer_results({"run_m[m][h]", "run_l[m][h]", "acc[m][n][c]"});
     out_.line("}");
     out_.line("}");

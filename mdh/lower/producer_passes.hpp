@@ -195,10 +195,12 @@ inline void partition(kernel_plan& kp) {
   p.batch_blocks = 1;
   for (auto d : p.batch_dims) p.batch_blocks *= kp.sizes[d];
   kp.threads = c.thr_i * c.thr_j;  // with mma: thr_i warps (thr_j = 32)
-  kp.blocks = p.batch_blocks * p.row_blocks;
+  kp.blocks = p.batch_blocks * p.row_blocks * c.split;
   if (c.mma) {  // a warp per 16 or 32 rows; each lane holds fragments, not rows
     p.depth_padded = mma_padded(p.depth);
     p.values_padded = mma_padded(p.values);
+    p.rows_partial = p.rows % c.t_i != 0;
+    p.keys_partial = p.keys % c.t_j != 0;
     p.rows_per_thread = p.keys_per_thread = p.values_per_thread = 0;
     kp.acc_count = c.t_i / c.thr_i * p.values_padded / 32;  // a warp's rows x values, by lane
     return;
@@ -232,6 +234,25 @@ inline void global_buffers(kernel_plan& kp) {
     kp.inputs.push_back(make(x.inputs[k], "in" + std::to_string(k), k < pin.size()));
   for (std::size_t k = 0; k < x.outputs.size(); ++k)
     kp.outputs.push_back(make(x.outputs[k], "out" + std::to_string(k), false));
+  // split keys (mma): each block's (m, l) of its rows and acc, per thread (split_floats), and one
+  // counter per row tile (zeroed once; the tile's last block resets it)
+  kp.partials.clear(), kp.counters.clear();
+  const producer_config& c = kp.producer_cfg;
+  if (c.split > 1) {
+    const std::int64_t tiles = kp.producer.batch_blocks * kp.producer.row_blocks;
+    global_buffer g;
+    g.name = "part0";
+    g.type = scalar_type::f32;
+    g.shape = {tiles * c.split * kp.threads, split_floats(c, kp.producer.values_padded)};
+    g.stride = {g.shape[1], 1};
+    g.elements = g.shape[0] * g.shape[1];
+    kp.partials.push_back(g);
+    global_buffer n;
+    n.name = "cnt";
+    n.type = scalar_type::i32;
+    n.shape = {tiles}, n.stride = {1}, n.elements = tiles;
+    kp.counters.push_back(n);
+  }
 }
 
 // Whether a read's tile rows can be copied as 16-byte chunks: 16-bit elements, the row's
@@ -401,6 +422,22 @@ inline void append_producer_mma_rules(std::vector<rule>& r, const kernel_plan& s
                  if (a[1] == 2 && a[0] == 0) return rule_violation{"stages", "stages=2, mma=0"};
                  return std::nullopt;
                }});
+  const std::int64_t keys = p.keys;
+  r.push_back(
+      {"split in {1, 2, 4}; split > 1 only with mma and at most the key steps "
+       "(ceil(keys / t_j): each block at least one step)",
+       {"mma", "t_j", "split"},
+       false,
+       [v, keys](span a) -> std::optional<rule_violation> {
+         const std::int64_t split = a[2], steps = a[1] > 0 ? (keys + a[1] - 1) / a[1] : 1;
+         if (split != 1 && split != 2 && split != 4)
+           return rule_violation{"split", "split=" + v(split)};
+         if (split > 1 && a[0] == 0)
+           return rule_violation{"split", "split=" + v(split) + ", mma=0"};
+         if (split > steps)
+           return rule_violation{"split", "split=" + v(split) + " with " + v(steps) + " key steps"};
+         return std::nullopt;
+       }});
   r.push_back(
       {"mma = 1 needs bf16/f16 operands and values of one type, a product over the depth "
        "accumulated in f32, and a CUDA device of compute capability >= 8.0",
@@ -671,6 +708,7 @@ producer_config random_mma_config(const ir::produced& x, const std::vector<std::
     c.t_j = 16 << (rng() % 4);
     c.pad = rng() % 2 ? 8 : 0;
     c.stages = 1 + std::int64_t(rng() % 2);
+    c.split = std::int64_t(1) << (rng() % 3);  // 1, 2 or 4 blocks a row tile
     if (valid(x, sizes, c, limits)) return c;
   }
   throw internal_error("random_mma_config(with_producer '" + x.name +

@@ -38,19 +38,30 @@ namespace mdh::lower {
 //          tiles are copied (cp.async) while this step computes
 struct producer_config {
   std::int64_t t_i = 32, t_j = 32, thr_i = 8, thr_j = 16, pad = 1, vec = 1, mma = 0, stages = 1;
+  // mma: the key steps of a row tile shared by `split` blocks; the tile's last block to finish
+  // combines their (m, l, acc) with the consumer's operator (more blocks for a full last wave)
+  std::int64_t split = 1;
   friend bool operator==(const producer_config&, const producer_config&) = default;
 };
 
+// The floats a thread of a split-keys block hands to its row tile's last block: m and l of its
+// two rows per m16 tile, and its acc fragments (4 per n8 fragment of the padded values).
+inline std::int64_t split_floats(const producer_config& c, std::int64_t values_padded) {
+  const std::int64_t tiles = c.t_i / (16 * c.thr_i);
+  return tiles * (4 + 4 * values_padded / 8);
+}
+
 // Every parameter with its value (the tuner's space, the rules).
 inline std::map<std::string, std::int64_t> to_full_map(const producer_config& c) {
-  return {{"t_i", c.t_i}, {"t_j", c.t_j}, {"thr_i", c.thr_i}, {"thr_j", c.thr_j},
-          {"pad", c.pad}, {"vec", c.vec}, {"mma", c.mma},     {"stages", c.stages}};
+  return {{"t_i", c.t_i}, {"t_j", c.t_j}, {"thr_i", c.thr_i},   {"thr_j", c.thr_j}, {"pad", c.pad},
+          {"vec", c.vec}, {"mma", c.mma}, {"stages", c.stages}, {"split", c.split}};
 }
-// The parameters a file and a kernel name hold: mma and stages only with mma on, so that the
-// SIMT configurations keep their files, sources and kernel names.
+// The parameters a file and a kernel name hold: mma, stages and split only with mma on, so that
+// the SIMT configurations keep their files, sources and kernel names.
 inline std::map<std::string, std::int64_t> to_map(const producer_config& c) {
   auto m = to_full_map(c);
-  if (c.mma == 0 && c.stages == 1) m.erase("mma"), m.erase("stages");
+  if (c.mma == 0 && c.stages == 1 && c.split == 1) m.erase("mma"), m.erase("stages");
+  if (c.split == 1 && c.mma == 0) m.erase("split");
   return m;
 }
 inline std::string to_string(const producer_config& c) {
@@ -63,8 +74,9 @@ inline producer_config producer_config_from_map(const std::map<std::string, std:
   const auto want = to_full_map(c);
   for (auto& [k, v] : m)
     if (!want.count(k))
-      throw error("producer configuration: unknown parameter '" + k +
-                  "' (expected t_i, t_j, thr_i, thr_j, pad, vec, and optionally mma, stages)");
+      throw error(
+          "producer configuration: unknown parameter '" + k +
+          "' (expected t_i, t_j, thr_i, thr_j, pad, vec, and optionally mma, stages, split)");
   auto get = [&](const char* k) {
     auto it = m.find(k);
     if (it == m.end())
@@ -77,6 +89,7 @@ inline producer_config producer_config_from_map(const std::map<std::string, std:
   // added with the tensor-core kernel: absent means the SIMT kernel
   if (m.count("mma")) c.mma = get("mma");
   if (m.count("stages")) c.stages = get("stages");
+  if (m.count("split")) c.split = get("split");  // added with the split keys: absent means 1
   return c;
 }
 inline void to_json(nlohmann::json& j, const producer_config& c) {
@@ -131,6 +144,9 @@ struct producer_plan {
   // start 16-byte aligned, provably: copy_mode pass) or element by element
   std::int64_t depth_padded = 0, values_padded = 0, value_stride = 0, value_stage_bytes = 0;
   bool operand_chunks = false, value_chunks = false;
+  // mma: whether the last row block / key step reaches past the rows / keys. Only then does the
+  // kernel test bounds (a size the tile divides has no edge, and the scores no masked keys).
+  bool rows_partial = true, keys_partial = true;
   friend bool operator==(const producer_plan&, const producer_plan&) = default;
 };
 
@@ -147,8 +163,9 @@ inline std::string to_string(const producer_plan& p, const producer_config& c) {
   if (c.mma) {
     os << "  tensor cores: " << c.thr_i << " warps of " << c.t_i / c.thr_i << " rows; depth "
        << p.depth << " -> " << p.depth_padded << ", values " << p.values << " -> "
-       << p.values_padded << "\n  for " << p.key_steps << " steps of " << c.t_j << " keys ("
-       << c.stages << " stage(s)): copy the column operands and values ("
+       << p.values_padded << "; edges: rows " << (p.rows_partial ? "partial" : "exact") << ", keys "
+       << (p.keys_partial ? "partial" : "exact") << "\n  for " << p.key_steps << " steps of "
+       << c.t_j << " keys (" << c.stages << " stage(s)): copy the column operands and values ("
        << (p.operand_chunks ? "16-byte cp.async" : "elements") << ", "
        << (p.value_chunks ? "16-byte cp.async" : "elements")
        << "); scores = mma(row operand, column operand); epilogue; row max and sum by warp "

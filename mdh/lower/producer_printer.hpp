@@ -38,6 +38,7 @@ class producer_printer {
     out_.raw(d_.prelude(kp_));
     out_.raw(std::string("typedef ") + (kp_.index64 ? d_.type(scalar_type::i64) : "int") +
              " idx_t;\n\n");
+    out_.raw(helpers());
     out_.raw(functions(x_.producer, "mdh_p_"));
     out_.raw(functions(x_.consumer, "mdh_c_"));
     out_.blank();
@@ -62,8 +63,12 @@ class producer_printer {
   std::string functions(const ir::computation& c, const std::string& prefix) const {
     kernel_plan q;
     q.comp = c;
-    return c_printer(q, d_, prefix).functions();
+    return c_printer(q, d_, prefix).with_f32_division(f32_division()).functions();
   }
+  // Device functions the kernel's functions call, printed before them; the function f32
+  // divisions call instead of `/` (empty: `/`).
+  virtual std::string helpers() const { return {}; }
+  virtual std::string f32_division() const { return {}; }
 
   std::string ty(scalar_type t) const { return d_.type(t); }
   std::string inf(scalar_type t) const { return "(-" + d_.infinity(t) + ")"; }
@@ -123,12 +128,23 @@ class producer_printer {
       params += (params.empty() ? "" : ", ") + d_.global_param(g.type, true, true) + " " + g.name;
     for (auto& g : kp_.outputs)
       params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
+    for (auto& g : kp_.partials)
+      params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
+    for (auto& g : kp_.counters)
+      params += ", " + d_.global_param(g.type, false, false) + " " + g.name;
     return params;
   }
 
-  // i0 (the block's first row) and the batch coordinates from the block index.
+  // i0 (the block's first row) and the batch coordinates from the block index; with split keys
+  // (mma) first zs, the block's share of the row tile's keys (the fastest-varying part).
   void print_block_coordinates() {
-    out_.line("idx_t blk = " + d_.block_id(0) + ";");
+    if (c_.split > 1) {
+      out_.line("const int zs = (int)(" + d_.block_id(0) + " % " + num(c_.split) +
+                ");  // the share of the keys");
+      out_.line("idx_t blk = " + d_.block_id(0) + " / " + num(c_.split) + ";");
+    } else {
+      out_.line("idx_t blk = " + d_.block_id(0) + ";");
+    }
     out_.line("const idx_t i0 = blk % " + num(p_.row_blocks) + " * " + num(c_.t_i) + ";");
     out_.line("blk /= " + num(p_.row_blocks) + ";");
     for (std::size_t b = p_.batch_dims.size(); b-- > 0;) {
@@ -265,7 +281,8 @@ class producer_printer {
     out_.line("for (int c = 0; c < " + num(C) + "; ++c) {");
     out_.line("const idx_t i = i0 + ti + " + TI + " * r, j = j0 + tj + " + TJ + " * c;");
     out_.line("(void)i;");
-    const std::string y = print_producer_epilogue("s[r * " + num(C) + " + c]");
+    const std::string y = print_producer_epilogue(
+        "s[r * " + num(C) + " + c]", "j < " + num(p_.keys) + " && i < " + num(p_.rows));
     out_.line("sc[r * " + num(C) + " + c] = j < " + num(p_.keys) + " ? (i < " + num(p_.rows) +
               " ? " + y + " : (" + AS + ")0) : " + inf(acc_type()) + ";");
     out_.line("}");
@@ -273,9 +290,10 @@ class producer_printer {
   }
 
   // The producer's epilogue of the score `val` (producer accumulation type) at rows i, keys j
-  // (idx_t variables in scope): prints the call where it has one (guarded to the sizes) and
-  // returns the score in the consumer's accumulation type.
-  std::string print_producer_epilogue(const std::string& val) {
+  // (idx_t variables in scope): prints the call where it has one (under `guard`, the sizes'
+  // bounds where a tile can reach past them; empty: none) and returns the score in the
+  // consumer's accumulation type.
+  std::string print_producer_epilogue(const std::string& val, const std::string& guard) {
     const ir::computation& pc = x_.producer;
     const scalar_type S = ir::kernel_outputs(pc)[0].type;
     const std::string AS = ty(acc_type());
@@ -297,7 +315,7 @@ class producer_printer {
       }
       const scalar_type et = e.f.result_type(0);
       out_.line(ty(et) + " y = (" + ty(et) + ")0;");
-      out_.line("if (j < " + num(p_.keys) + " && i < " + num(p_.rows) + ") " + call2 + "&y);");
+      out_.line((guard.empty() ? std::string() : "if (" + guard + ") ") + call2 + "&y);");
       y = convert_expr(convert_expr("y", et, S, ty(S)), S, acc_type(), AS);
     } else {
       y = convert_expr(convert_expr(val, producer_acc(), S, ty(S)), S, acc_type(), AS);

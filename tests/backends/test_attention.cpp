@@ -222,11 +222,59 @@ TEST_CASE("attention on tensor cores: the plan, the copies, the rules") {
   CHECK_THROWS_WITH_AS(lower::lower(doubled.ir(), n, c, lim),
                        doctest::Contains("not the product of its operands"), error);
   CHECK_NOTHROW(lower::lower(doubled.ir(), n, lower::producer_config{}, lim));
-  // files: mma and stages only where mma is on
+  bad = {}, bad.split = 2;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
+                       doctest::Contains("(parameter split): split=2, mma=0"), error);
+  bad = c, bad.split = 4;  // 128 keys in steps of 64: two steps, not four shares
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
+                       doctest::Contains("(parameter split): split=4 with 2 key steps"), error);
+  bad = c, bad.split = 3;
+  CHECK_THROWS_WITH_AS(lower::lower(att.ir(), n, bad, lim),
+                       doctest::Contains("(parameter split): split=3"), error);
+  {  // split keys: twice the blocks, each half the steps; the last of a tile's two combines
+    auto sc = c;
+    sc.split = 2;
+    auto plan = lower::lower(att.ir(), n, sc, lim);
+    CHECK(plan.blocks == 2 * 12 * 2 * 2);
+    REQUIRE(plan.partials.size() == 1);
+    REQUIRE(plan.counters.size() == 1);
+    CHECK(plan.counters[0].elements == 2 * 12 * 2);  // one per row tile
+    // a thread's share: m and l of its 2 rows, 8 n8 fragments of 4 acc
+    CHECK(plan.partials[0].elements == 2 * 12 * 2 * 2 * 128 * (4 + 8 * 4));
+    const std::string src = lower::print_c(plan, cuda::dialect{});
+    CHECK(src.find("const int step0 = zs * 2 / 2, step1 = (zs + 1) * 2 / 2;") != std::string::npos);
+    CHECK(src.find("for (int step = step0; step < step1; ++step)") != std::string::npos);
+    CHECK(src.find("atomicAdd(&cnt[tile], 1)") != std::string::npos);
+    CHECK(src.find("mdh_c_combine(&m2, &l2, &a[n][c], zm, zl, za);") != std::string::npos);
+    nlohmann::json file = sc;
+    CHECK(file.at("split") == 2);
+    CHECK(lower::config_from_json(file, att.ir()) == sc);
+  }
+  {  // edges: 128 rows and keys in tiles of 64 test no bounds; 77 keys in steps of 64 do
+    auto plan = lower::lower(att.ir(), n, c, lim);
+    CHECK(!plan.producer.rows_partial);
+    CHECK(!plan.producer.keys_partial);
+    const std::string src = lower::print_c(plan, cuda::dialect{});
+    CHECK(src.find("j < 128") == std::string::npos);
+    CHECK(src.find("i < 128") == std::string::npos);
+    const ops::bert_shape odd{2, 77};
+    auto att77 = ops::attention<bf16>(odd);
+    auto plan77 = lower::lower(att77.ir(), ops::attention_sizes(odd), c, lim);
+    CHECK(plan77.producer.rows_partial);
+    CHECK(plan77.producer.keys_partial);
+    const std::string src77 = lower::print_c(plan77, cuda::dialect{});
+    CHECK(src77.find("j < 77 ? (i < 77 ? y : (float)0) : (-__int_as_float(0x7f800000))") !=
+          std::string::npos);
+  }
+  // files: mma, stages and split only where mma is on
   CHECK(lower::to_map(lower::producer_config{}).count("mma") == 0);
+  CHECK(lower::to_map(lower::producer_config{}).count("split") == 0);
   nlohmann::json file = c;
   CHECK(file.at("mma") == 1);
   CHECK(file.at("stages") == 2);
+  CHECK(file.at("split") == 1);
+  CHECK(lower::config_from_json(file, att.ir()) == c);
+  file.erase("split");  // a file from before split keys: one block a row tile
   CHECK(lower::config_from_json(file, att.ir()) == c);
 }
 #endif
