@@ -34,7 +34,14 @@
 #            tuned shape under LAYER_START_FROM (default $PARAMS; LAYER_TUNE=0: use the files as
 #            they are), then our layer (bench/layer_bench: stages and whole, per call and graph
 #            replay) and the peers on the same data (bench/peers/layer.py, LAYER_PEERS, within
-#            LAYER_PEERS_BUDGET_S, default 150), then $OUT/LAYER.md (bench/layer_report.py)
+#            LAYER_PEERS_BUDGET_S, default 150), then $OUT/LAYER.md (bench/layer_report.py).
+#            LAYER_STAGES=attention,...: tune only those stages (mdh-tune tune-layer --stages)
+#   layer_profile - ncu --set full of our layer kernels matching LAYER_NCU_KERNELS (default the
+#            one-kernel attention) at LAYER_SHAPES in LAYER_TYPES (files in $PARAMS/bert_layer),
+#            and of PyTorch's scaled_dot_product_attention on the same shapes
+#            (bench/peers/attention_alone.py): $OUT/ncu_layer.txt, one text report;
+#            LAYER_NCU_SOURCE=1 adds our kernel's stall reasons and its SASS with the sampled
+#            stalls per instruction ($OUT/ncu_sass_<shape>_<type>.csv)
 # TUNE_SUITE / BENCH_SUITE=any_shape (suites of bench/cases.json: bert, sc21, toplas, any_shape,
 # bf16, tf32; comma-separated) add that suite's cases to TUNE_CASES / BENCH_CASES; TUNE_TARGETS /
 # BENCH_TARGETS=lp_memory,... keep only the suite's cases with one of those targets (to split a
@@ -157,9 +164,10 @@ cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OU
 # what the modes run (mdh-tune itself is not: tune_cases tunes)
 targets=()
 for m in "${modes[@]}"; do
-  case "$m" in tests | layer | sanitize) ;; *) targets=(mdh_bench tune_cases) ;; esac
+  case "$m" in tests | layer | layer_profile | sanitize) ;; *) targets=(mdh_bench tune_cases) ;; esac
 done
 for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer 08_bert_layer); done
+for m in "${modes[@]}"; do [ "$m" = layer_profile ] && targets+=(layer_bench); done
 # GPU_TESTS: which GPU test binaries the tests mode builds and runs (default: all of them)
 gpu_tests=(${GPU_TESTS:-backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu})
 for m in "${modes[@]}"; do [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu); done
@@ -402,7 +410,8 @@ PY
         for ty in "${types[@]}"; do
           stamp "layer: tune-layer bert ${sh} ${ty} (${LAYER_TUNE_SECONDS:-3} s per computation)"
           "$BIN"/tools/mdh-tune-layer bert --batch "${sh%x*}" --seq "${sh#*x}" --type "$ty" \
-            --time "${LAYER_TUNE_SECONDS:-3}" ${start_from[@]+"${start_from[@]}"} --out "$lp/$ty" >>"$OUT/layer_tune.txt" 2>>"$OUT/layer_tune.err" ||
+            --time "${LAYER_TUNE_SECONDS:-3}" ${start_from[@]+"${start_from[@]}"} \
+            ${LAYER_STAGES:+--stages "$LAYER_STAGES"} --out "$lp/$ty" >>"$OUT/layer_tune.txt" 2>>"$OUT/layer_tune.err" ||
             echo "tune-layer $sh $ty: rc=$?" | tee -a "$OUT/layer_tune.txt"
         done
       done
@@ -443,6 +452,40 @@ PY
     (cd "$OUT" && tar czf layer_raw.tgz --remove-files $(ls ours_layer.json peers_layer.* \
       layer_bench.* layer_tune.* layer_example_* layer_report.log 2>/dev/null))
     summary+=("layer: \$OUT/LAYER.md (copy to bench/LAYER.md); ours_layer.json, peers_layer.json, logs in \$OUT/layer_raw.tgz")
+    ;;
+  layer_profile)
+    lp=$PARAMS/bert_layer
+    : >"$OUT/ncu_layer.txt"
+    for sh in ${LAYER_SHAPES:-16x128 8x512}; do
+      for ty in ${LAYER_TYPES:-bf16}; do
+        stamp "layer_profile: ncu of ours, $sh $ty"
+        echo "=== ours: $sh $ty (${LAYER_NCU_KERNELS:-^mdh_attention_[0-9a-f]+\$})" >>"$OUT/ncu_layer.txt"
+        timeout 200 ncu --set full -k "regex:${LAYER_NCU_KERNELS:-^mdh_attention_[0-9a-f]+\$}" -c 1 \
+          "$BIN"/bench/layer_bench --params "$lp" --out /tmp/layer_profile.json --shapes "$sh" \
+          --types "$ty" --reps 1 >>"$OUT/ncu_layer.txt" 2>&1
+        echo "rc=$?" >>"$OUT/ncu_layer.txt"
+        if [ "${LAYER_NCU_SOURCE:-0}" != 0 ]; then
+          # where the warps stall, per SASS instruction (sampled), and the stall reasons
+          stamp "layer_profile: ncu source page (SASS) of ours, $sh $ty"
+          timeout 200 ncu --section SourceCounters --section WarpStateStats \
+            -k "regex:${LAYER_NCU_KERNELS:-^mdh_attention_[0-9a-f]+\$}" -c 1 --page source \
+            --print-source sass --csv "$BIN"/bench/layer_bench --params "$lp" \
+            --out /tmp/layer_profile.json --shapes "$sh" --types "$ty" --reps 1 \
+            >"$OUT/ncu_sass_${sh}_$ty.csv" 2>&1
+          timeout 200 ncu --metrics "regex:smsp__pcsamp_warps_issue_stalled_.*" \
+            -k "regex:${LAYER_NCU_KERNELS:-^mdh_attention_[0-9a-f]+\$}" -c 1 --page raw \
+            "$BIN"/bench/layer_bench --params "$lp" --out /tmp/layer_profile.json --shapes "$sh" \
+            --types "$ty" --reps 1 >>"$OUT/ncu_layer.txt" 2>&1
+        fi
+        stamp "layer_profile: ncu of scaled_dot_product_attention, $sh $ty"
+        echo "=== PyTorch scaled_dot_product_attention: $sh $ty" >>"$OUT/ncu_layer.txt"
+        timeout 120 ncu --set full -k "regex:(?i)fmha|attention|flash|attn" -c 1 --launch-skip 2 \
+          python3 bench/peers/attention_alone.py --batch "${sh%x*}" --seq "${sh#*x}" --type "$ty" \
+          >>"$OUT/ncu_layer.txt" 2>&1
+        echo "rc=$?" >>"$OUT/ncu_layer.txt"
+      done
+    done
+    summary+=("layer_profile: \$OUT/ncu_layer.txt")
     ;;
   *) echo "unknown mode $m"; exit 2 ;;
   esac
