@@ -434,7 +434,7 @@ PY
     stamp "layer: ours"
     shape_list=$(IFS=,; echo "${shapes[*]}")
     type_list=$(IFS=,; echo "${types[*]}")
-    data="$OUT/layer_data"
+    data=$(mktemp -d)/layer_data  # outside $OUT: a call cut short still returns the few files there
     "$BIN"/bench/layer_bench --params "$lp" --out "$OUT/ours_layer.json" --dump "$data" \
       --shapes "$shape_list" --types "$type_list" 2>"$OUT/layer_bench.err" | tee "$OUT/layer_bench.txt"
     stamp "layer: peers (budget ${LAYER_PEERS_BUDGET_S:-150} s)"
