@@ -400,10 +400,12 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
         if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::computation>)
           if (has_edge_split_parameter(c, sizes, opt.space) && !b.contains("edge_split"))
             b.set("edge_split", std::int64_t{0});
-        // a with_producer log of the space before the tensor-core kernel: its SIMT points
-        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::produced>)
+        // a with_producer log of the space before the tensor-core kernel: its SIMT points;
+        // one before split keys: one block a row tile
+        if constexpr (std::is_same_v<std::decay_t<decltype(c)>, ir::produced>) {
           if (!b.contains("mma")) b.set("mma", std::int64_t{0}), b.set("stages", std::int64_t{1});
-        if (!b.contains("split")) b.set("split", std::int64_t{1});
+          if (!b.contains("split")) b.set("split", std::int64_t{1});
+        }
         starts.push_back(std::move(b));
       }
     // Edge tiles on the tile shapes earlier runs found: the first of those starts again with
