@@ -97,6 +97,31 @@ class source {
 
 inline std::string num(std::int64_t v) { return std::to_string(v); }
 
+// The last-block protocol of `blocks` blocks that share a tile's results (split-K of the
+// tensor-core products, split keys of the attention; `tile` and `tid` in scope, cnt[tile]:
+// blocks finished in the low 16 bits, partials written in the high 16). Every block counts
+// itself; all but the last print `store` (their partials), count them as written and exit; the
+// last waits until the others' partials are written, resets the counter for the next launch
+// and goes on to read them.
+inline void print_last_block(source& out, const c_dialect& d, std::int64_t blocks,
+                             const std::function<void()>& store) {
+  out.line("int arrived = 0;");
+  out.line("if (tid == 0) arrived = atomicAdd(&cnt[tile], 1);");
+  out.line("if (!__syncthreads_or(tid == 0 && (arrived & 0xFFFF) == " + num(blocks - 1) + ")) {");
+  store();
+  out.line("__threadfence();  // the partial is visible before it is counted");
+  out.line(d.barrier());
+  out.line("if (tid == 0) atomicAdd(&cnt[tile], 0x10000);");
+  out.line("return;");
+  out.line("}");
+  out.line("if (tid == 0) {  // the others have finished: wait until their partials are written");
+  out.line("while ((atomicOr(&cnt[tile], 0) >> 16) != " + num(blocks - 1) + ") __nanosleep(64);");
+  out.line("cnt[tile] = 0;  // ready for the next launch");
+  out.line("}");
+  out.line(d.barrier());
+  out.line("__threadfence();  // the partials are read after the count");
+}
+
 }  // namespace detail
 
 // The main kernel of a tensor-core plan (mdh/lower/mma_printer.hpp, included at the end).

@@ -228,6 +228,25 @@ inline const char* to_string(kernel_kind k) {
 }
 
 // The main kernel (the plan also holds init or final_combine kernels for some block combines).
+// The buffers of the last-block protocol (c_printer.hpp, detail::print_last_block): the
+// partials part0 (`rows` x `cols` floats) and one counter per tile, cnt (zeroed once when the
+// runtime creates the program; each tile's last block resets its own).
+inline void add_last_block_buffers(kernel_plan& p, std::int64_t rows, std::int64_t cols,
+                                   std::int64_t tiles) {
+  global_buffer g;
+  g.name = "part0";
+  g.type = scalar_type::f32;
+  g.shape = {rows, cols};
+  g.stride = {cols, 1};
+  g.elements = rows * cols;
+  p.partials.push_back(g);
+  global_buffer n;
+  n.name = "cnt";
+  n.type = scalar_type::i32;
+  n.shape = {tiles}, n.stride = {1}, n.elements = tiles;
+  p.counters.push_back(n);
+}
+
 inline const kernel& main_kernel(const kernel_plan& p) {
   for (auto& k : p.kernels)
     if (k.kind == kernel_kind::main) return k;

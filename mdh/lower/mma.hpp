@@ -474,18 +474,7 @@ inline void mma_tiles(kernel_plan& p) {
   p.partials.clear(), p.counters.clear();
   if (m.split > 1) {  // split-K: the partial sums and one counter per tile (mma_plan::split)
     const std::int64_t tiles = k.launch.grid[0] * k.launch.grid[1] * grid_z;
-    global_buffer g;
-    g.name = "part0";
-    g.type = scalar_type::f32;
-    g.shape = {tiles * m.split, m.block_m * m.block_n};
-    g.stride = {m.block_m * m.block_n, 1};
-    g.elements = tiles * m.split * m.block_m * m.block_n;
-    p.partials.push_back(g);
-    global_buffer n;
-    n.name = "cnt";
-    n.type = scalar_type::i32;
-    n.shape = {tiles}, n.stride = {1}, n.elements = tiles;
-    p.counters.push_back(n);
+    add_last_block_buffers(p, tiles * m.split, m.block_m * m.block_n, tiles);
   }
   k.launch.shared_bytes = p.shared_bytes;
   p.kernels.assign(1, k);

@@ -142,30 +142,15 @@ class mma_printer {
               num(ceil_div(m_.size_n, m_.block_n)) + " + " + d_.block_id(0) + ";");
     out_.line("float4* const parts = (float4*)part0 + tile * " + num(m_.split * groups) + " * " +
               T + ";");
-    out_.line("int arrived = 0;");
-    out_.line("if (tid == 0) arrived = atomicAdd(&cnt[tile], 1);");
-    out_.line("if (!__syncthreads_or(tid == 0 && (arrived & 0xFFFF) == " + num(m_.split - 1) +
-              ")) {");
     // thread tid's group j = fm * frags_n + fn of block z at parts[(z * groups + j) * T + tid]
     const std::string FN = num(m_.frags_n);
-    loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
-    loop("for (int fn = 0; fn < " + FN + "; ++fn)");
-    out_.line("  __stcg(parts + (zs * " + num(groups) + " + fm * " + FN + " + fn) * " + T +
-              " + tid, make_float4(acc[fm][fn][0], acc[fm][fn][1], acc[fm][fn][2], "
-              "acc[fm][fn][3]));");
-    out_.line("__threadfence();  // the partial is visible before it is counted");
-    out_.line(d_.barrier());
-    out_.line("if (tid == 0) atomicAdd(&cnt[tile], 0x10000);");
-    out_.line("return;");
-    out_.line("}");
-    out_.line(
-        "if (tid == 0) {  // the others have finished: wait until their partials are written");
-    out_.line("while ((atomicOr(&cnt[tile], 0) >> 16) != " + num(m_.split - 1) +
-              ") __nanosleep(64);");
-    out_.line("cnt[tile] = 0;  // ready for the next launch");
-    out_.line("}");
-    out_.line(d_.barrier());
-    out_.line("__threadfence();  // the partials are read after the count");
+    detail::print_last_block(out_, d_, m_.split, [&] {
+      loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
+      loop("for (int fn = 0; fn < " + FN + "; ++fn)");
+      out_.line("  __stcg(parts + (zs * " + num(groups) + " + fm * " + FN + " + fn) * " + T +
+                " + tid, make_float4(acc[fm][fn][0], acc[fm][fn][1], acc[fm][fn][2], "
+                "acc[fm][fn][3]));");
+    });
     loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm)");
     loop("for (int fn = 0; fn < " + FN + "; ++fn) {");
     out_.line(

@@ -199,11 +199,10 @@ class producer_mma_printer : public producer_printer {
     out_.line("for (int c = 0; c < 4; ++c) {");
   }
 
-  // Split keys: a block that is not its row tile's last to finish writes its (m, l) and acc to
-  // part0 and exits; the last waits until every other share is written, then folds the shares
-  // in key order (its own registers at zs) with the consumer's operator, which is associative:
-  // (m, l, acc) over all keys = the shares' results combined. cnt[tile]: blocks finished (low
-  // 16 bits), shares written (high 16 bits).
+  // Split keys (detail::print_last_block): a block that is not its row tile's last to finish
+  // writes its (m, l) and acc to part0 and exits; the last folds the shares in key order (its
+  // own registers at zs) with the consumer's operator, which is associative: (m, l, acc) over
+  // all keys = the shares' results combined.
   void print_split_combine(std::int64_t MT, std::int64_t NV) {
     const std::string S = num(c_.split), T = num(kp_.threads),
                       F = num(split_floats(c_, p_.values_padded));
@@ -213,34 +212,20 @@ class producer_mma_printer : public producer_printer {
       return "part0[((tile * " + S + " + " + z + ") * " + F + " + " + k + ") * " + T + " + tid]";
     };
     // floats: m[m][h] at m * 2 + h, l at 2 MT + m * 2 + h, acc[m][n][c] at 4 MT + (m NV + n) 4 + c
-    const std::string MT2 = num(2 * MT), MT4 = num(4 * MT), NV4 = num(NV * 4);
+    const std::string MT2 = num(2 * MT), MT4 = num(4 * MT);
     out_.line("{  // split keys: the row tile's last block to finish folds the others' shares in");
     out_.line("const idx_t tile = (idx_t)" + d_.block_id(0) + " / " + S + ";");
-    out_.line("int arrived = 0;");
-    out_.line("if (tid == 0) arrived = atomicAdd(&cnt[tile], 1);");
-    out_.line("if (!__syncthreads_or(tid == 0 && (arrived & 0xFFFF) == " + num(c_.split - 1) +
-              ")) {");
-    print_fragment_loops(MT, NV);
-    out_.line("__stcg(&" + at("zs", MT4 + " + (m * " + num(NV) + " + n) * 4 + c") +
-              ", acc[m][n][c]);");
-    out_.line("if (n == 0 && c < 2) {");
-    out_.line("__stcg(&" + at("zs", "m * 2 + c") + ", run_m[m][c]);");
-    out_.line("__stcg(&" + at("zs", MT2 + " + m * 2 + c") + ", run_l[m][c]);");
-    out_.line("}");
-    out_.line("}");
-    out_.line("}");
-    out_.line("__threadfence();  // the share is visible before it is counted");
-    out_.line(d_.barrier());
-    out_.line("if (tid == 0) atomicAdd(&cnt[tile], 0x10000);");
-    out_.line("return;");
-    out_.line("}");
-    out_.line("if (tid == 0) {  // the others have finished: wait until their shares are written");
-    out_.line("while ((atomicOr(&cnt[tile], 0) >> 16) != " + num(c_.split - 1) +
-              ") __nanosleep(64);");
-    out_.line("cnt[tile] = 0;  // ready for the next launch");
-    out_.line("}");
-    out_.line(d_.barrier());
-    out_.line("__threadfence();  // the shares are read after the count");
+    detail::print_last_block(out_, d_, c_.split, [&] {
+      print_fragment_loops(MT, NV);
+      out_.line("__stcg(&" + at("zs", MT4 + " + (m * " + num(NV) + " + n) * 4 + c") +
+                ", acc[m][n][c]);");
+      out_.line("if (n == 0 && c < 2) {");
+      out_.line("__stcg(&" + at("zs", "m * 2 + c") + ", run_m[m][c]);");
+      out_.line("__stcg(&" + at("zs", MT2 + " + m * 2 + c") + ", run_l[m][c]);");
+      out_.line("}");
+      out_.line("}");
+      out_.line("}");
+    });
     out_.line(d_.unroll());
     out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
     out_.line(d_.unroll());

@@ -240,18 +240,8 @@ inline void global_buffers(kernel_plan& kp) {
   const producer_config& c = kp.producer_cfg;
   if (c.split > 1) {
     const std::int64_t tiles = kp.producer.batch_blocks * kp.producer.row_blocks;
-    global_buffer g;
-    g.name = "part0";
-    g.type = scalar_type::f32;
-    g.shape = {tiles * c.split * kp.threads, split_floats(c, kp.producer.values_padded)};
-    g.stride = {g.shape[1], 1};
-    g.elements = g.shape[0] * g.shape[1];
-    kp.partials.push_back(g);
-    global_buffer n;
-    n.name = "cnt";
-    n.type = scalar_type::i32;
-    n.shape = {tiles}, n.stride = {1}, n.elements = tiles;
-    kp.counters.push_back(n);
+    add_last_block_buffers(kp, tiles * c.split * kp.threads,
+                           split_floats(c, kp.producer.values_padded), tiles);
   }
 }
 
