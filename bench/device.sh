@@ -42,6 +42,10 @@
 #            (bench/peers/attention_alone.py): $OUT/ncu_layer.txt, one text report;
 #            LAYER_NCU_SOURCE=1 adds our kernel's stall reasons and its SASS with the sampled
 #            stalls per instruction ($OUT/ncu_sass_<shape>_<type>.csv)
+#   layer_kernels - every kernel of our layer at LAYER_SHAPES in LAYER_TYPES, one ncu pass with
+#            a few metrics (duration, DRAM bytes, throughputs, launch shape) and the caches left as
+#            the layer leaves them (--cache-control none): where the layer's time goes, kernel by
+#            kernel ($OUT/layer_kernels.txt, bench/ncu_layer_kernels.py)
 # TUNE_SUITE / BENCH_SUITE=any_shape (suites of bench/cases.json: bert, sc21, toplas, any_shape,
 # bf16, tf32; comma-separated) add that suite's cases to TUNE_CASES / BENCH_CASES; TUNE_TARGETS /
 # BENCH_TARGETS=lp_memory,... keep only the suite's cases with one of those targets (to split a
@@ -164,10 +168,10 @@ cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OU
 # what the modes run (mdh-tune itself is not: tune_cases tunes)
 targets=()
 for m in "${modes[@]}"; do
-  case "$m" in tests | layer | layer_profile | sanitize) ;; *) targets=(mdh_bench tune_cases) ;; esac
+  case "$m" in tests | layer | layer_profile | layer_kernels | sanitize) ;; *) targets=(mdh_bench tune_cases) ;; esac
 done
 for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer 08_bert_layer); done
-for m in "${modes[@]}"; do [ "$m" = layer_profile ] && targets+=(layer_bench); done
+for m in "${modes[@]}"; do [ "$m" = layer_profile ] || [ "$m" = layer_kernels ] && targets+=(layer_bench); done
 # GPU_TESTS: which GPU test binaries the tests mode builds and runs (default: all of them)
 gpu_tests=(${GPU_TESTS:-backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu})
 for m in "${modes[@]}"; do [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu); done
@@ -486,6 +490,29 @@ PY
       done
     done
     summary+=("layer_profile: \$OUT/ncu_layer.txt")
+    ;;
+  layer_kernels)
+    lp=$PARAMS/bert_layer
+    : >"$OUT/layer_kernels.txt"
+    metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+    metrics+=,sm__throughput.avg.pct_of_peak_sustained_elapsed
+    metrics+=,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed
+    metrics+=,launch__grid_size,launch__block_size,launch__registers_per_thread
+    for sh in ${LAYER_SHAPES:-16x128 8x512}; do
+      for ty in ${LAYER_TYPES:-bf16}; do
+        stamp "layer_kernels: ncu of every kernel of our layer, $sh $ty"
+        # --reps 1: each stage once, then the layer once (layer_bench's order)
+        timeout 200 ncu --clock-control none --cache-control none -k 'regex:^mdh_' \
+          --metrics "$metrics" --csv "$BIN"/bench/layer_bench --params "$lp" \
+          --out /tmp/layer_kernels.json --shapes "$sh" --types "$ty" --reps 1 \
+          >/tmp/layer_kernels_${sh}_${ty}.csv 2>&1
+        echo "ncu rc=$?"
+        python3 bench/ncu_layer_kernels.py --title "$sh $ty" /tmp/layer_kernels_${sh}_${ty}.csv \
+          >>"$OUT/layer_kernels.txt" 2>&1
+      done
+    done
+    cat "$OUT/layer_kernels.txt"
+    summary+=("layer_kernels: \$OUT/layer_kernels.txt")
     ;;
   *) echo "unknown mode $m"; exit 2 ;;
   esac
