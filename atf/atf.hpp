@@ -21,11 +21,13 @@
 #include <atf/process_cost.hpp>
 #include <atf/range.hpp>
 #include <atf/search/auc_bandit.hpp>
+#include <atf/search/cost_model.hpp>
 #include <atf/search/differential_evolution.hpp>
 #include <atf/search/exhaustive.hpp>
 #include <atf/search/pattern_search.hpp>
 #include <atf/search/random.hpp>
 #include <atf/search/simulated_annealing.hpp>
+#include <atf/search/surrogate.hpp>
 #include <atf/search/torczon.hpp>
 #include <atf/search_space.hpp>
 #include <atf/space_file.hpp>

@@ -85,10 +85,10 @@ struct group_constraint {
 };
 
 struct param_def {
-  tp src;                                     // the declaration (its range stays alive)
-  const std::vector<value>* vals = nullptr;   // the declared values, or `filtered`
-  std::vector<value> filtered;                // when own-value constraints removed some
-  num* nums = nullptr;                        // evaluator form of each value (in the space's pool)
+  tp src;                                    // the declaration (its range stays alive)
+  const std::vector<value>* vals = nullptr;  // the declared values, or `filtered`
+  std::vector<value> filtered;               // when own-value constraints removed some
+  num* nums = nullptr;                       // evaluator form of each value (in the space's pool)
   bool int_valued = true;
   const std::vector<value>& values() const { return *vals; }
 };
@@ -338,6 +338,12 @@ class search_space {
     if (c.size() != params_.size()) return std::nullopt;
     return find_indices(vi);
   }
+  // The index of each parameter's value (into values_of(names()[i])) at a point, in names() order.
+  std::vector<std::uint32_t> value_indices(const point& p) const {
+    std::vector<std::uint32_t> vi(params_.size());
+    for (std::size_t g = 0; g < trees_.size(); ++g) leaf_values(g, p.at(g), vi);
+    return vi;
+  }
   // For each parameter, the nearest valid configuration in each direction of its range with all
   // other parameters unchanged.
   std::vector<point> neighbours(const point& p) const {
@@ -387,9 +393,9 @@ class search_space {
   }
 
   std::size_t index_of_param(std::string_view name) const {
-    auto it = std::lower_bound(
-        sorted_names_.begin(), sorted_names_.end(), name,
-        [](const std::pair<std::string_view, std::size_t>& a, std::string_view b) { return a.first < b; });
+    auto it = std::lower_bound(sorted_names_.begin(), sorted_names_.end(), name,
+                               [](const std::pair<std::string_view, std::size_t>& a,
+                                  std::string_view b) { return a.first < b; });
     if (it == sorted_names_.end() || it->first != name)
       throw error("search_space: no parameter named '" + std::string(name) + "'");
     return it->second;
@@ -407,7 +413,7 @@ class search_space {
   std::vector<std::string> names_;
   std::vector<std::pair<std::string_view, std::size_t>> sorted_names_;  // into names_, by name
   std::unordered_map<std::string, std::size_t> slot_of_;  // only for callable constraints
-  std::vector<detail::num> nums_;                          // every parameter's values
+  std::vector<detail::num> nums_;                         // every parameter's values
   std::vector<detail::lambda_def> lambdas_;
   std::vector<detail::expr_def> exprs_;
   std::vector<detail::compiled_expr> compiled_;  // reserved: never moves

@@ -201,8 +201,16 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   st.improvement_times = &improvement_times;
   double elapsed_offset = 0;
 
+  // What the technique has not observed yet (technique::observe): the resumed log's records,
+  // handed over once the technique is initialised, in log order.
+  std::vector<std::pair<point, double>> unobserved;
+  bool observing = false;
   auto record = [&](const configuration& cfg, const point& p, bool valid, double cost) {
     seen.emplace(p, valid ? cost : search::invalid_cost);
+    if (observing)
+      technique_->observe(p, valid ? cost : search::invalid_cost);
+    else
+      unobserved.emplace_back(p, valid ? cost : search::invalid_cost);
     ++st.evaluations;
     (valid ? st.valid : st.invalid) += 1;
     if (valid && cost < st.best_cost) {
@@ -271,6 +279,9 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   detail::pipeline pipe(ev);
   detail::progress_line bar(progress_, unit_);
   technique_->initialize(space, res.seed);
+  for (const auto& [p, cost] : unobserved) technique_->observe(p, cost);
+  unobserved = {};
+  observing = true;
   std::mt19937_64 escape_rng(res.seed ^ 0x9e3779b97f4a7c15ull);
   const std::size_t cap = std::max<std::size_t>(1, pipe.capacity());
   std::uint64_t submitted = 0;

@@ -21,7 +21,8 @@
 #            run in rounds; refused (exit 2, before building) when rounds x CONV_SECONDS passes
 #            CONV_LIMIT (default 570 s, counted from device.sh's start: a call is 600 s).
 #            CONV_DRY_RUN=1 prints the plan and the commands and exits (no GPU, nothing built;
-#            CONV_GPUS=n plans for n GPUs).
+#            CONV_GPUS=n plans for n GPUs). CONV_TECHNIQUE=surrogate: that search technique
+#            (tune_cases --technique; default auc_bandit).
 #   ours   - only our kernels (BENCH_CASES=a,b to filter)
 #   profile - ncu of our kernels (PROFILE_CASES) and cuBLAS's (PROFILE_VENDOR_CASES, with a
 #            carried VENDOR_BIN), then our memory-bound cases (FLUSH_CASES) timed after a memset
@@ -142,6 +143,7 @@ conv_command() {
   [ -n "$cpus" ] && [ "${CONV_PIN:-1}" != 0 ] && command -v taskset >/dev/null && conv_cmd+=(taskset -c "$cpus")
   conv_cmd+=("$BIN"/bench/tune_cases --seconds "$conv_s" --params "$3/params" --cases "$1")
   [ "${conv_threads_flag:-1}" = 1 ] && conv_cmd+=(--threads "$conv_threads")
+  [ -n "${CONV_TECHNIQUE:-}" ] && conv_cmd+=(--technique "$CONV_TECHNIQUE")
 }
 if [ "${CONV_DRY_RUN:-0}" != 0 ] && [[ " ${modes[*]} " == *" convergence "* ]]; then
   [ -x "$BIN"/bench/tune_cases ] && { "$BIN"/bench/tune_cases --threads 1 --list --cases dot >/dev/null 2>&1 ||
@@ -316,7 +318,7 @@ for m in "${modes[@]}"; do
     gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
     timeout $(( left > 10 ? left : 10 )) python3 bench/convergence_report.py "$cdir" \
       --cases "$conv_cases" --seconds "$conv_s" ${no_plots[@]+"${no_plots[@]}"} \
-      --device "${gpu_name:-GPU} (one of $conv_gpus), $conv_threads of $jobs CPU threads per case" \
+      --device "${gpu_name:-GPU} (one of $conv_gpus), $conv_threads of $jobs CPU threads per case, technique ${CONV_TECHNIQUE:-auc_bandit}" \
       --commit "${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$cdir/report.log" 2>&1 ||
       tail -20 "$cdir/report.log"
     sed -n '/^\*\*/,/^$/p;/^| case/,/^$/p' "$cdir/CONVERGENCE.md" 2>/dev/null

@@ -2,7 +2,7 @@
 // Tunes the benchmark cases on this machine's GPUs (one measuring worker per visible GPU, NVRTC
 // compiles on all CPU cores) and writes their parameter files; a case whose log exists resumes.
 //   tune_cases [--seconds S=60] [--more S] [--params DIR=params/h200] [--cases a,b,...]
-//              [--start-from DIR]... [--threads N] [--list]
+//              [--start-from DIR]... [--threads N] [--technique T] [--list]
 // --start-from as mdh-tune's: folders of parameter files whose nearest shapes (of this device,
 // else of another of the same architecture) start the searches; device.sh passes params/.
 // --list prints the cases (of --cases) and exits; it needs no GPU. Float32 cases write to DIR,
@@ -12,6 +12,7 @@
 // log holds (alone, it replaces the default --seconds; with it, whichever ends first).
 // --threads N: N compile threads (default: every core of the machine), as mdh-tune's --threads;
 // device.sh's convergence mode gives each of the cases it tunes side by side its share of cores.
+// --technique T: the search technique, as mdh-tune's (default auc_bandit; e.g. surrogate).
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -32,8 +33,9 @@ int main(int argc, char** argv) {
   std::string params = "params/h200";
   std::set<std::string> only;
   std::vector<std::filesystem::path> start_from;  // as mdh-tune's --start-from
-  std::size_t threads = 0;                          // compile threads (0: every core)
+  std::size_t threads = 0;                        // compile threads (0: every core)
   bool list = false;
+  std::string technique = "auc_bandit";
   for (int k = 1; k < argc; k += 2) {
     std::string a = argv[k];
     if (a == "--list") {
@@ -57,12 +59,20 @@ int main(int argc, char** argv) {
       start_from.emplace_back(v);
     else if (a == "--threads")
       threads = std::stoul(v);
+    else if (a == "--technique")
+      technique = v;
     else {
       std::fprintf(stderr,
                    "usage: tune_cases [--seconds S] [--more S] [--params DIR] [--cases a,b] "
-                   "[--start-from DIR]... [--threads N] [--list]\n");
+                   "[--start-from DIR]... [--threads N] [--technique T] [--list]\n");
       return 2;
     }
+  }
+  try {
+    (void)tuning::make_technique(technique);  // an unknown name: refused before any case
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tune_cases: %s\n", e.what());
+    return 2;
   }
   if (auto bad = bench::unknown_cases(only); !bad.empty()) {
     std::fprintf(stderr, "tune_cases: no such case: %s (tune_cases --list shows them)\n",
@@ -93,6 +103,7 @@ int main(int argc, char** argv) {
         opt.more_seconds = more;
         opt.progress = atf::progress_mode::off;
         opt.prepare_threads = threads;
+        opt.technique = technique;
         auto w = tuning::workload::of(comp.ir(), sizes);
         auto folder = bench::params_folder(params, w);  // params/h200, params/h200/bf16, .../tf32
         opt.parameter_file = folder / tuning::file_name(w);

@@ -102,8 +102,10 @@ inline std::unique_ptr<atf::search::technique> make_technique(const std::string&
   if (name == "de") return std::make_unique<s::differential_evolution>();
   if (name == "pattern") return std::make_unique<s::pattern_search>();
   if (name == "torczon") return std::make_unique<s::torczon>();
+  if (name == "surrogate") return std::make_unique<s::surrogate>();  // ranks the bandit's moves
   throw error("unknown search technique '" + name +
-              "' (known: auc_bandit, exhaustive, random, annealing, de, pattern, torczon)");
+              "' (known: auc_bandit, surrogate, exhaustive, random, annealing, de, pattern, "
+              "torczon)");
 }
 
 // Random inputs and the reference outputs for a computation at `sizes`.

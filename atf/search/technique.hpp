@@ -29,6 +29,10 @@ class technique {
   // A good point found elsewhere (e.g. the incumbent of a bandit): a local technique starts its
   // next (re)start from it instead of from a random point. Default: ignored.
   virtual void suggest_start(const point&) {}
+  // Every measurement the tuner has, whoever asked for it (a resumed log, start configurations,
+  // idle-slot fillers, this technique's own asks), once each: for techniques that learn a model
+  // of the cost (surrogate). +infinity: invalid. Default: ignored.
+  virtual void observe(const point&, double /*cost*/) {}
 };
 
 inline constexpr double invalid_cost = std::numeric_limits<double>::infinity();

@@ -34,7 +34,7 @@ TEST_CASE("every technique finds the optimum of a small convex landscape") {
   auto space = bowl_space();
   const auto n = static_cast<std::uint64_t>(space.size());
   for (std::string name : {"exhaustive", "random", "simulated_annealing", "differential_evolution",
-                           "pattern_search", "torczon", "auc_bandit"}) {
+                           "pattern_search", "torczon", "auc_bandit", "surrogate"}) {
     CAPTURE(name);
     // Local techniques: the best of a few seeds reaches the optimum within a third of the space.
     double best = 1e300;

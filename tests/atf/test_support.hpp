@@ -32,6 +32,7 @@ inline std::unique_ptr<atf::search::technique> make_technique(const std::string&
     return std::make_unique<atf::search::differential_evolution>();
   if (name == "pattern_search") return std::make_unique<atf::search::pattern_search>();
   if (name == "torczon") return std::make_unique<atf::search::torczon>();
+  if (name == "surrogate") return std::make_unique<atf::search::surrogate>();
   return std::make_unique<atf::search::auc_bandit>();
 }
 
