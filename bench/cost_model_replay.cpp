@@ -127,8 +127,10 @@ int main(int argc, char** argv) {
   for (const auto& path : logs) {
     std::vector<std::string> names;
     auto rs = read_records(path, names);
+    const auto name = path.substr(path.find_last_of('/') + 1);
     if (rs.size() < train + 50) {
-      std::printf("| %s | %zu | too few records |\n", path.c_str(), rs.size());
+      std::printf("| %s | %zu | too few records for --train %zu |\n", name.c_str(), rs.size(),
+                  train);
       continue;
     }
     auto space = space_of(rs, names);
@@ -162,7 +164,6 @@ int main(int argc, char** argv) {
     double best = measured[by_truth[0]], best_model = 1e300, best_first = 1e300;
     for (auto i : a) best_model = std::min(best_model, measured[i]);
     for (std::size_t i = 0; i < tenth; ++i) best_first = std::min(best_first, measured[i]);
-    auto name = path.substr(path.find_last_of('/') + 1);
     std::printf("| %s | %zu | %zu | %zu | %.2f | %.2f | %.3f | %.3f |\n", name.c_str(), rs.size(),
                 train, measured.size(), spearman(predicted, measured), precision,
                 std::exp(best_model - best), std::exp(best_first - best));

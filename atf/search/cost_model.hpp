@@ -21,9 +21,9 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
-#include <numeric>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -97,27 +97,31 @@ class knn_cost_model {
       throw error("knn_cost_model: asked about " + std::to_string(features.size()) +
                   " features, trained on " + std::to_string(dims_));
     const std::size_t n = y_.size(), k = std::min(k_, n);
-    dist_.resize(n);
+    // the k nearest in one pass: a max-heap of (distance, row), a row's sum abandoned once it
+    // passes the heap's farthest (tens of thousands of rows are asked about per search ask)
+    near_.clear();
     for (std::size_t r = 0; r < n; ++r) {
       const double* row = x_.data() + r * dims_;
+      const double bound =
+          near_.size() == k ? near_.front().first : std::numeric_limits<double>::infinity();
       double d = 0;
-      for (std::size_t j = 0; j < dims_; ++j) d += (row[j] - features[j]) * (row[j] - features[j]);
-      dist_[r] = d;
+      for (std::size_t j = 0; j < dims_ && d <= bound; ++j)
+        d += (row[j] - features[j]) * (row[j] - features[j]);
+      if (near_.size() < k) {
+        near_.emplace_back(d, r);
+        std::push_heap(near_.begin(), near_.end());
+      } else if (d < bound) {  // ties keep the earlier row: the same observations, the same answer
+        std::pop_heap(near_.begin(), near_.end());
+        near_.back() = {d, r};
+        std::push_heap(near_.begin(), near_.end());
+      }
     }
-    order_.resize(n);
-    std::iota(order_.begin(), order_.end(), std::size_t{0});
-    // ties by insertion order: the same observations give the same prediction
-    auto nearer = [&](std::size_t a, std::size_t b) {
-      return dist_[a] < dist_[b] || (dist_[a] == dist_[b] && a < b);
-    };
-    std::nth_element(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(k - 1),
-                     order_.end(), nearer);
+    std::sort(near_.begin(), near_.end());
     double sw = 0, sy = 0;
-    for (std::size_t i = 0; i < k; ++i) {
-      const std::size_t r = order_[i];
+    for (const auto& [d, r] : near_) {
       const double y = std::isnan(y_[r]) ? worst_ + invalid_penalty_ : y_[r];
-      if (dist_[r] == 0) return y;  // measured: the measurement
-      const double w = 1 / (dist_[r] + 1e-3);
+      if (d == 0) return y;  // measured: the measurement
+      const double w = 1 / (d + 1e-3);
       sw += w, sy += w * y;
     }
     return sy / sw;
@@ -129,8 +133,7 @@ class knn_cost_model {
   std::size_t dims_ = 0, valid_ = 0;
   double worst_ = -std::numeric_limits<double>::infinity();
   std::vector<double> x_, y_;  // features row-major; log costs (NaN: invalid)
-  mutable std::vector<double> dist_;
-  mutable std::vector<std::size_t> order_;
+  mutable std::vector<std::pair<double, std::size_t>> near_;
 };
 
 }  // namespace atf::search

@@ -46,7 +46,7 @@ TEST_CASE("start configurations are evaluated first, in order, with every techni
                                                   xy(11, 2)};
   const std::vector<std::string> expected = {xy(3, 2).key(), xy(20, 8).key(), xy(11, 2).key()};
   for (std::string name : {"exhaustive", "random", "simulated_annealing", "differential_evolution",
-                           "pattern_search", "torczon", "auc_bandit"}) {
+                           "pattern_search", "torczon", "auc_bandit", "surrogate"}) {
     CAPTURE(name);
     std::vector<std::string> order;
     atf::tuner t;

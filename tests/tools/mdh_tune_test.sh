@@ -206,6 +206,13 @@ expect "tf32 refuses a map" 1 "precision tf32 applies to fp32 contractions" -- \
   "$tool" tune mul --sizes 8,8 --type tf32 --evaluations 1 --out "$work/t"
 expect "tf32 refuses a fused pair" 1 "tf32 applies to contractions; 'softmax' is a fused pair" -- \
   "$tool" tune softmax --sizes 8,8 --type tf32 --evaluations 1 --out "$work/t"
+# the surrogate technique past its warm-up (max(16, 2 x dimensions) valid points), so its model
+# ranks some asks; the log names it
+expect "tune with --technique surrogate" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
+  "$tool" tune matmul --sizes 24,20,17 --technique surrogate --evaluations 80 --out "$work/sg"
+if grep -q '"technique":"surrogate(knn,auc_bandit(' "$work"/sg/logs/*.jsonl "$work"/sg/*.jsonl 2>/dev/null; then
+  pass "the log names the surrogate technique"
+else fail "the log names the surrogate technique"; ls -R "$work/sg"; fi
 expect "tune bf16 matmul" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
   "$tool" tune matmul --type bf16 --sizes 24,20,17 --evaluations 3 --out "$work/b"
 if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["workload"]["types"] == ["bf16"]*3' \
