@@ -72,24 +72,6 @@ atf::search_space space_of(const std::vector<record>& rs, const std::vector<std:
   return atf::search_space(tps);
 }
 
-std::vector<double> ranks(const std::vector<double>& v) {
-  std::vector<std::size_t> o(v.size());
-  std::iota(o.begin(), o.end(), std::size_t{0});
-  std::stable_sort(o.begin(), o.end(), [&](auto a, auto b) { return v[a] < v[b]; });
-  std::vector<double> r(v.size());
-  for (std::size_t i = 0; i < o.size(); ++i) r[o[i]] = static_cast<double>(i);
-  return r;
-}
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  auto ra = ranks(a), rb = ranks(b);
-  const double mean = (static_cast<double>(a.size()) - 1) / 2;
-  double num = 0, da = 0, db = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    num += (ra[i] - mean) * (rb[i] - mean), da += (ra[i] - mean) * (ra[i] - mean),
-        db += (rb[i] - mean) * (rb[i] - mean);
-  return num / std::sqrt(da * db);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,8 +147,8 @@ int main(int argc, char** argv) {
     for (auto i : a) best_model = std::min(best_model, measured[i]);
     for (std::size_t i = 0; i < tenth; ++i) best_first = std::min(best_first, measured[i]);
     std::printf("| %s | %zu | %zu | %zu | %.2f | %.2f | %.3f | %.3f |\n", name.c_str(), rs.size(),
-                train, measured.size(), spearman(predicted, measured), precision,
-                std::exp(best_model - best), std::exp(best_first - best));
+                train, measured.size(), atf::search::rank_correlation(predicted, measured),
+                precision, std::exp(best_model - best), std::exp(best_first - best));
     sum_precision += precision, ++counted;
   }
   if (counted == 0) return 1;

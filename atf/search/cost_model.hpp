@@ -136,4 +136,29 @@ class knn_cost_model {
   mutable std::vector<std::pair<double, std::size_t>> near_;
 };
 
+// Spearman's rank correlation of two equally long series (ties ranked in order of position):
+// how well a model's predictions order what was measured (1: the same order, 0: chance).
+inline double rank_correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size() || a.size() < 2)
+    throw error("rank_correlation: needs two series of the same length >= 2 (got " +
+                std::to_string(a.size()) + " and " + std::to_string(b.size()) + ")");
+  auto ranks = [](const std::vector<double>& v) {
+    std::vector<std::size_t> order(v.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return v[x] < v[y]; });
+    std::vector<double> r(v.size());
+    for (std::size_t i = 0; i < order.size(); ++i) r[order[i]] = static_cast<double>(i);
+    return r;
+  };
+  const auto ra = ranks(a), rb = ranks(b);
+  const double mean = (static_cast<double>(a.size()) - 1) / 2;
+  double num = 0, da = 0, db = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += (ra[i] - mean) * (rb[i] - mean);
+    da += (ra[i] - mean) * (ra[i] - mean);
+    db += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return num / std::sqrt(da * db);
+}
+
 }  // namespace atf::search
