@@ -227,7 +227,6 @@ inline const char* to_string(kernel_kind k) {
   return k == kernel_kind::init ? "init" : k == kernel_kind::main ? "main" : "final_combine";
 }
 
-// The main kernel (the plan also holds init or final_combine kernels for some block combines).
 // The buffers of the last-block protocol (c_printer.hpp, detail::print_last_block): the
 // partials part0 (`rows` x `cols` floats) and one counter per tile, cnt (zeroed once when the
 // runtime creates the program; each tile's last block resets its own).
@@ -247,6 +246,7 @@ inline void add_last_block_buffers(kernel_plan& p, std::int64_t rows, std::int64
   p.counters.push_back(n);
 }
 
+// The main kernel (the plan also holds init or final_combine kernels for some block combines).
 inline const kernel& main_kernel(const kernel_plan& p) {
   for (auto& k : p.kernels)
     if (k.kind == kernel_kind::main) return k;
