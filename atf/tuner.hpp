@@ -206,11 +206,12 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
   std::vector<std::pair<point, double>> unobserved;
   bool observing = false;
   auto record = [&](const configuration& cfg, const point& p, bool valid, double cost) {
-    seen.emplace(p, valid ? cost : search::invalid_cost);
+    const double known = valid ? cost : search::invalid_cost;
+    seen.emplace(p, known);
     if (observing)
-      technique_->observe(p, valid ? cost : search::invalid_cost);
+      technique_->observe(p, known);
     else
-      unobserved.emplace_back(p, valid ? cost : search::invalid_cost);
+      unobserved.emplace_back(p, known);
     ++st.evaluations;
     (valid ? st.valid : st.invalid) += 1;
     if (valid && cost < st.best_cost) {

@@ -146,6 +146,8 @@ class surrogate final : public technique {
                   std::to_string(asked_.size()) + " points");
     double worst_measured = -std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < costs.size(); ++i) {
+      // atf's tuner has observed these already (known_ drops repeats); a driver of plain
+      // ask/tell has not, and the model must learn either way
       observe(asked_[i], costs[i]);
       if (std::isfinite(costs[i])) worst_measured = std::max(worst_measured, costs[i]);
     }
