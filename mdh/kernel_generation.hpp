@@ -25,6 +25,9 @@ namespace mdh {
 //     row blocks or key steps), and p = ex2(...) without a select (2026-11-28).
 //  7: a tensor-core attention whose results are all 16-bit divides by div.full.f32 (2 ulp)
 //     instead of the IEEE division (2026-11-28).
-inline constexpr int kernel_generation = 7;
+//  8: 16-bit buffers (bf16, f16) read and written as vectors along vec / vec_pw groups (2, 4
+//     or 8 elements: up to 16 bytes) instead of element by element; their spaces offer 8
+//     (2026-11-28).
+inline constexpr int kernel_generation = 8;
 
 }  // namespace mdh

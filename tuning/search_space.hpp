@@ -384,8 +384,12 @@ inline void append_stage_parameters(std::vector<atf::tp>& ps, const ir::computat
                                             : lower::detail::atomic_supported(comp, limits)
                                                 ? atf::set({int64_t{0}, int64_t{1}, int64_t{2}})
                                                 : atf::set({int64_t{1}, int64_t{2}}));
-  ps.emplace_back(prefix + "vec", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
-  ps.emplace_back(prefix + "vec_pw", atf::set({int64_t{1}, int64_t{2}, int64_t{4}}));
+  // vectors of up to 16 bytes: 8 elements where a buffer is 16-bit
+  const std::vector<int64_t> widths = lower::detail::widest_vector(comp) == 8
+                                          ? std::vector<int64_t>{1, 2, 4, 8}
+                                          : std::vector<int64_t>{1, 2, 4};
+  ps.emplace_back(prefix + "vec", atf::set(widths));
+  ps.emplace_back(prefix + "vec_pw", atf::set(widths));
   ps.emplace_back(prefix + "prefetch", atf::set({int64_t{0}, int64_t{1}, int64_t{2}}));
   // the rules that read this stage's parameters (those over dimensions alone came with them)
   std::vector<atf::tp> stage(ps.begin() + std::ptrdiff_t(first_stage_parameter), ps.end());

@@ -478,8 +478,9 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
     return thin();
   }
 
-  // ---- streaming (memory-bound) computations
+  // ---- streaming (memory-bound) computations: vectors of 16 bytes at most (8 16-bit elements)
   const std::size_t inner = D - 1;
+  const int64_t widest = lower::detail::widest_vector(comp);
   if (!comp.is_reduction(inner)) {
     // innermost ++ dimension on x with vectors; the rest of the block on the next dimension
     const std::size_t j = inner;
@@ -490,7 +491,7 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
           int64_t t = std::min(tj, max_thr), r = rj;
           detail::fit(sizes[j], t, r);
           detail::tile_dim(c.dims[j], sizes[j], t, r, 0);
-          c.vec = r % 4 == 0 ? 4 : r % 2 == 0 ? 2 : 1;
+          c.vec = r % widest == 0 ? widest : r % 4 == 0 ? 4 : r % 2 == 0 ? 2 : 1;
           std::size_t next = D;
           for (std::size_t d = j; d-- > 0;)
             if (sizes[d] > 1) {
@@ -515,7 +516,7 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
     return thin();
   }
   // innermost dimension a reduction: threads (and maybe blocks) along it, coalesced (strided),
-  // or each thread a blocked run of t_rm read as float4 (vec_pw: 16-byte loads)
+  // or each thread a blocked run of t_rm read as 16-byte vectors (vec_pw)
   const std::size_t k = inner;
   for (int64_t tk : {32, 128, 256, 512, 1024})
     for (int64_t rk : {4, 8, 1})
@@ -528,7 +529,7 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
         auto& x = c.dims[k];
         x.thr = t, x.t_rm = r, x.strided = !vector, x.thr_map = 0;
         x.blk = 1, x.t_sm = lower::ceil_div(sizes[k], t * r) * t * r;
-        c.vec_pw = !vector ? 1 : r % 4 == 0 ? 4 : 2;
+        c.vec_pw = !vector ? 1 : r % widest == 0 ? widest : r % 4 == 0 ? 4 : 2;
         c.thr_combine =
             limits.cuda ? lower::thread_combine::warp_shuffle : lower::thread_combine::shared_tree;
         if (!concat.empty() && t < 256) {
@@ -707,8 +708,8 @@ inline std::vector<lower::config> start_configurations(const ir::computation& co
 
 // Start configurations of a fused pair: the first stage's starts with every dimension that
 // reduces in either stage kept in one block, each with the second stage on the same tiling
-// (inputs from global memory, the widest vector stores that pass), and the default; only those
-// that pass check, without repeats.
+// (inputs from global memory, the widest vector stores that pass: 16 bytes at most), and the
+// default; only those that pass check, without repeats.
 inline std::vector<lower::fused_config> start_configurations(const ir::fused& f,
                                                              const std::vector<std::int64_t>& sizes,
                                                              const lower::device_limits& limits) {
@@ -756,7 +757,8 @@ inline std::vector<lower::fused_config> start_configurations(const ir::fused& f,
     c.second.blk_combine = lower::block_combine::second_kernel;
     c.second.thr_combine =
         f.second.has_reduction() ? s.thr_combine : lower::thread_combine::shared_tree;
-    for (std::int64_t v : {4, 2, 1}) {
+    for (std::int64_t v : {std::int64_t(8), std::int64_t(4), std::int64_t(2), std::int64_t(1)}) {
+      if (v > lower::detail::widest_vector(f.second)) continue;  // 8: 16-bit buffers only
       c.second.vec = v;
       if (add(c)) break;
     }

@@ -2,6 +2,7 @@
 // The CUDA C++ dialect of the C printer: kernel plan -> CUDA source for NVRTC.
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include <mdh/lower/c_printer.hpp>
@@ -14,8 +15,22 @@ class dialect final : public lower::c_dialect {
   std::string prelude(const lower::kernel_plan& p) const override {
     std::string s = "// CUDA C++ for NVRTC (no headers needed)\n";
     if (lower::needs_conversion_helpers(p.comp)) s += conversion_helpers(p.comp);
+    if (std::any_of(p.vector_groups.begin(), p.vector_groups.end(),
+                    [](const lower::vector_group& g) { return g.width == 8; }))
+      s += ushort8;
     return s;
   }
+  // Eight 16-bit elements as one 16-byte load or store (CUDA has no ushort8).
+  static constexpr const char* ushort8 =
+      "struct __align__(16) mdh_ushort8 {\n"
+      "  unsigned short s[8];\n"
+      "};\n"
+      "static __device__ __forceinline__ mdh_ushort8 make_mdh_ushort8(\n"
+      "    unsigned short a, unsigned short b, unsigned short c, unsigned short d,\n"
+      "    unsigned short e, unsigned short f, unsigned short g, unsigned short h) {\n"
+      "  mdh_ushort8 v = {{a, b, c, d, e, f, g, h}};\n"
+      "  return v;\n"
+      "}\n";
   // bf16/f16 as raw 16 bits, converted by the PTX cvt instructions (bf16 and tf32 need sm_80;
   // older architectures get the same rounding written out).
   static std::string conversion_helpers(const ir::computation& c) {
@@ -134,7 +149,9 @@ class dialect final : public lower::c_dialect {
                           const std::string& offset) const override {
     return "__shfl_xor_sync(" + mask + ", " + v + ", " + offset + ")";
   }
+  // 16-bit elements (raw bits) as ushort2/ushort4, or the prelude's 16-byte mdh_ushort8
   std::string vector_type(scalar_type t, int n) const override {
+    if (size_of(t) == 2) return (n == 8 ? "mdh_ushort" : "ushort") + std::to_string(n);
     return (t == scalar_type::f32 ? "float" : "int") + std::to_string(n);
   }
   std::string local_vector_ptr(scalar_type t, int n) const override {

@@ -79,15 +79,24 @@ class program {
       throw error("launch of " + plan_.name + ": expected " + std::to_string(plan_.inputs.size()) +
                   " inputs and " + std::to_string(plan_.outputs.size()) + " outputs, got " +
                   std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
-    // vector accesses assume buffers aligned to the vector (cudaMalloc: 256)
+    // vector accesses assume buffers aligned to the vector (cudaMalloc: 256): width elements
+    // of the buffer's type, at most 16 bytes
     const std::int64_t width = std::max(plan_.cfg.vec, plan_.cfg.vec_pw);
     if (width > 1)
-      for (auto* list : {&inputs, &outputs})
-        for (CUdeviceptr p : *list)
-          if (p % CUdeviceptr(4 * width) != 0)
+      for (int io = 0; io < 2; ++io) {
+        const auto& list = io ? outputs : inputs;
+        const auto& bufs = io ? plan_.outputs : plan_.inputs;
+        for (std::size_t k = 0; k < list.size(); ++k) {
+          const std::int64_t size = std::int64_t(size_of(bufs[k].type));
+          if (size != 2 && size != 4) continue;  // never read or written as vectors
+          const std::int64_t bytes = std::min<std::int64_t>(16, size * width);
+          if (list[k] % CUdeviceptr(bytes) != 0)
             throw error("launch of " + plan_.name + ": vec=" + std::to_string(plan_.cfg.vec) +
-                        ", vec_pw=" + std::to_string(plan_.cfg.vec_pw) +
-                        " need device pointers aligned to " + std::to_string(4 * width) + " bytes");
+                        ", vec_pw=" + std::to_string(plan_.cfg.vec_pw) + " need " +
+                        (io ? "output " : "input ") + std::to_string(k) + " ('" + bufs[k].name +
+                        "') aligned to " + std::to_string(bytes) + " bytes");
+        }
+      }
     // the tensor-core attention's 16-byte cp.async copies (producer_plan's operand and value
     // chunks) assume tile rows on the 16-byte grid, so buffers that start on it
     if (plan_.producer.on && plan_.producer_cfg.mma) {

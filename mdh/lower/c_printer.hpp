@@ -1496,8 +1496,11 @@ class c_printer {
             vals.push_back(p_.comp.epilogue ? epilogue_stored(r, lane_ys[std::size_t(l)][r])
                                             : lane_acc(r, l));
           if (w.vector_store) {
+            std::vector<std::string> stores = vals;  // as the output stores them (bf16: rounded)
+            if (!p_.comp.epilogue)
+              for (auto& v : stores) v = stored(r, v);
             out_.line(d_.vector_store(g.type, V, "&" + g.name + "[" + flat_index_vec(a, g, G) + "]",
-                                      vals) +
+                                      stores) +
                       ";");
           } else {
             const flat_access f = flatten(a, g, p_.dims.size());

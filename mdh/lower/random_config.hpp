@@ -67,6 +67,10 @@ config random_config(const ir::computation& comp, const std::vector<std::int64_t
     c.inputs.resize(comp.inputs.size());
     c.vec = pick(rng, {1, 1, 2, 4});
     c.vec_pw = pick(rng, {1, 1, 2, 4});
+    if (detail::widest_vector(comp) == 8) {  // 16-bit buffers: 16-byte vectors too
+      if (c.vec == 4) c.vec = pick(rng, {4, 8});
+      if (c.vec_pw == 4) c.vec_pw = pick(rng, {4, 8});
+    }
     std::size_t last_concat = comp.rank(), last_pw = comp.rank();
     for (std::size_t d = 0; d < comp.rank(); ++d) {
       if (comp.dims[d].combine == ir::combine_kind::concat) last_concat = d;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <mdh/ir/computation.hpp>
+#include <mdh/ir/with_epilogue.hpp>
 #include <mdh/lower/config.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/mma_support.hpp>
@@ -99,6 +100,15 @@ inline std::optional<std::size_t> innermost(const ir::computation& comp, ir::com
   for (std::size_t d = comp.rank(); d-- > 0;)
     if (comp.dims[d].combine == kind) return d;
   return std::nullopt;
+}
+
+// The widest vector (in elements) of a computation's global accesses: 16 bytes, so 8 where a
+// buffer has 16-bit elements (bf16, f16), else 4 (4-byte buffers: float4).
+inline std::int64_t widest_vector(const ir::computation& comp) {
+  for (auto* list : {&comp.inputs, &ir::kernel_outputs(comp)})
+    for (const ir::buffer& b : *list)
+      if (size_of(b.type) == 2) return 8;
+  return 4;
 }
 
 inline std::string str(std::int64_t x) { return std::to_string(x); }
@@ -431,11 +441,15 @@ inline std::vector<rule> config_rules(const ir::computation& comp,
         });
   }
 
-  add("vec in {1, 2, 4}", {vec}, [vec](values v) {
-    return v[0] != 1 && v[0] != 2 && v[0] != 4 ? broken(vec, "vec=" + str(v[0])) : holds();
+  // 8 only with 16-bit buffers: a vector is at most 16 bytes
+  const std::int64_t widest = detail::widest_vector(comp);
+  const std::string widths = widest == 8 ? "{1, 2, 4, 8}" : "{1, 2, 4}";
+  auto width_ok = [widest](std::int64_t w) { return w == 1 || w == 2 || w == 4 || w == widest; };
+  add("vec in " + widths, {vec}, [vec, width_ok](values v) {
+    return !width_ok(v[0]) ? broken(vec, "vec=" + str(v[0])) : holds();
   });
-  add("vec_pw in {1, 2, 4}", {vec_pw}, [vec_pw](values v) {
-    return v[0] != 1 && v[0] != 2 && v[0] != 4 ? broken(vec_pw, "vec_pw=" + str(v[0])) : holds();
+  add("vec_pw in " + widths, {vec_pw}, [vec_pw, width_ok](values v) {
+    return !width_ok(v[0]) ? broken(vec_pw, "vec_pw=" + str(v[0])) : holds();
   });
   add("thr_combine in {0 = shared tree, 1 = warp shuffle}", {thr_combine}, [thr_combine](values v) {
     return v[0] != 0 && v[0] != 1 ? broken(thr_combine, str(v[0])) : holds();

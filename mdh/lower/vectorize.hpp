@@ -21,23 +21,30 @@ inline bool groups_aligned(const dim_plan& d, std::int64_t V) {
          (d.n_rm == 1 || d.rm_step % V == 0) && d.t_rm % V == 0;
 }
 
-// An access of a 4-byte global buffer whose elements along the group's dimension are
+// Whether a buffer of g's type moves as vectors of `width` elements: 4-byte elements up to 4,
+// 16-bit ones (bf16, f16) up to 8; at most 16 bytes either way.
+inline bool vector_type_ok(const global_buffer& g, std::int64_t width) {
+  const std::int64_t size = std::int64_t(size_of(g.type));
+  return (size == 4 || size == 2) && size * width <= 16;
+}
+
+// An access of a 4- or 2-byte global buffer whose elements along the group's dimension are
 // consecutive and whose group start is aligned to the vector.
 inline bool vector_aligned(const kernel_plan& p, const ir::access& a, const global_buffer& g,
                            const vector_group& G) {
-  if (size_of(g.type) != 4) return false;
+  if (!vector_type_ok(g, G.width)) return false;
   const flat_access f = flatten(a, g, p.dims.size());
   for (std::size_t d = 0; d < f.coeff.size(); ++d)
     if (d == G.dim ? f.coeff[d] != 1 : f.coeff[d] % G.width != 0) return false;
   return f.constant % G.width == 0;
 }
 
-// An access of a 4-byte global buffer whose elements along the group's dimension are
+// An access of a 4- or 2-byte global buffer whose elements along the group's dimension are
 // consecutive, the group start not provably aligned (a row of 4093 elements): the group lies in
 // the two aligned vectors from its start rounded down, which it loads (edge_split = 2).
 inline bool vector_consecutive(const kernel_plan& p, const ir::access& a, const global_buffer& g,
                                const vector_group& G) {
-  return size_of(g.type) == 4 && flatten(a, g, p.dims.size()).coeff[G.dim] == 1;
+  return vector_type_ok(g, G.width) && flatten(a, g, p.dims.size()).coeff[G.dim] == 1;
 }
 
 // Whether access `a` of input b loads vectors of group G with the register loops in `order`:

@@ -73,3 +73,20 @@ TEST_CASE("CUDA: bf16 and tf32 matmuls at a BERT size match the reference") {
   auto plan = lower::lower(tf32.ir(), s, lower::default_config(tf32.ir(), s), lim);
   CHECK(!test::run_and_compare(plan, d_ieee, 768, run_cuda).empty());
 }
+
+TEST_CASE("CUDA: 16-bit buffers moved as 16-byte vectors match mdh::reference") {
+  if (!cuda::device_available()) std::exit(77);
+  auto lim = dev().limits();
+  int total = 0;
+  test::for_each_vector16_case([&](const std::string& name, const auto& op, const auto& sizes,
+                                   const lower::config& c) {
+    INFO(name);
+    auto plan = lower::lower(op.ir(), sizes, c, lim);
+    INFO(lower::to_string(plan));
+    auto d = test::make_case_data(op, sizes, 29);
+    auto msg = test::run_and_compare(plan, d, test::reduction_length_of(op.ir(), sizes), run_cuda);
+    CHECK_MESSAGE(msg.empty(), msg);
+    ++total;
+  });
+  CHECK(total == 6);
+}

@@ -54,3 +54,29 @@ TEST_CASE("CUDA source of a bf16 matmul stores raw 16 bits and converts with cvt
   CHECK(cuda::emit(fplan).find("mdh_tf32") == std::string::npos);
   CHECK(cuda::emit(fplan).find("mdh_bf16") == std::string::npos);
 }
+
+TEST_CASE("CUDA source of 16-bit buffers with vec or vec_pw 8 moves 16 bytes at a time") {
+  auto lim = lower::h200_limits();
+  cuda::module_cache cache("");
+  int total = 0;
+  test::for_each_vector16_case(
+      [&](const std::string& name, const auto& op, const auto& sizes, const lower::config& c) {
+        INFO(name);
+        auto plan = lower::lower(op.ir(), sizes, c, lim);
+        const std::string src = cuda::emit(plan);
+        CHECK(src.find("struct __align__(16) mdh_ushort8") != std::string::npos);
+        CHECK(src.find("*(const mdh_ushort8*)(") != std::string::npos);
+        auto m = cuda::compile(plan, "sm_90", cache);
+        REQUIRE(!m->cubin.empty());
+        // the 16-byte struct is one 128-bit access in the PTX, not eight 16-bit ones
+        if (!m->ptx.empty()) CHECK(m->ptx.find(".v4.") != std::string::npos);
+        ++total;
+      });
+  CHECK(total == 6);
+  // 4-byte buffers have no 8-element vectors: the rule names the widths there are
+  auto f = ops::multiply<float>();
+  std::vector<std::int64_t> s{4, 64};
+  auto cfg = lower::default_config(f.ir(), s);
+  cfg.vec = 8;
+  CHECK_THROWS_WITH(lower::check(cfg, f.ir(), s, lim), doctest::Contains("vec in {1, 2, 4}"));
+}

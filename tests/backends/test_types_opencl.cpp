@@ -164,6 +164,27 @@ TEST_CASE(
   CHECK(total > 100);
 }
 
+TEST_CASE("OpenCL: 16-bit buffers move as 8-element (16-byte) vectors and match mdh::reference") {
+  auto lim = limits();
+  int retried = 0, total = 0;
+  test::for_each_vector16_case(
+      [&](const std::string& name, const auto& op, const auto& sizes, const lower::config& c) {
+        INFO(name);
+        auto plan = lower::lower(op.ir(), sizes, c, lim);
+        INFO(lower::to_string(plan));
+        REQUIRE(plan.vector_groups.size() == 1);
+        CHECK(plan.vector_groups[0].width == 8);
+        bool vector_read = false;  // an input read as one vector per group, not element-wise
+        for (auto& r : plan.reads) vector_read |= !r.vector_groups.empty();
+        CHECK((vector_read || plan.vector_write));
+        auto d = test::make_case_data(op, sizes, 23);
+        auto msg = check_on_opencl(plan, d, test::reduction_length_of(op.ir(), sizes), retried);
+        CHECK_MESSAGE(msg.empty(), msg);
+        ++total;
+      });
+  CHECK(total == 6);
+}
+
 TEST_CASE("OpenCL: a TF32 matmul rounds its inputs (it does not match the fp32 reference)") {
   auto lim = limits();
   std::vector<std::int64_t> sizes{16, 16, 64};

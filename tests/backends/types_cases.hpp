@@ -72,6 +72,37 @@ void for_each_type_case(Visit&& visit) {
         sz{13, 17, 19});
 }
 
+// visit(name, computation, sizes, configuration) for 16-bit cases whose innermost dimension
+// moves 8-element (16-byte) vectors: maps (vec, loads and stores), row reductions (vec_pw) and a
+// column reduction with vector stores; every size a multiple of 8 and the 8-element register
+// tiles blocked, so every group is aligned and nothing falls back to scalars.
+template <class Visit>
+void for_each_vector16_case(Visit&& visit) {
+  using sz = std::vector<std::int64_t>;
+  auto run = [&](std::string name, const auto& op, const sz& s, std::int64_t threads) {
+    const ir::computation& x = op.ir();
+    lower::config c = lower::default_config(x, s);
+    const std::size_t d = x.rank() - 1;
+    auto& in = c.dims[d];
+    in.strided = false, in.t_rm = 8, in.thr = threads, in.thr_map = 0;
+    in.t_sm = in.thr * in.t_rm, in.blk = x.is_reduction(d) ? 1 : s[d] / in.t_sm;
+    if (x.is_reduction(d)) {
+      in.t_sm = s[d];
+      c.vec_pw = 8;
+    } else {
+      c.vec = 8;
+    }
+    for (std::size_t e = 0; e < d; ++e) c.dims[e].thr_map = 1;
+    visit(std::move(name), op, s, c);
+  };
+  run("bf16 multiply", ops::multiply<bf16>(), sz{6, 128}, 8);
+  run("f16 bias_gelu", ops::bias_gelu<f16>(), sz{5, 64}, 4);
+  run("bf16 layernorm_stats", ops::layernorm_stats<bf16>(), sz{7, 768}, 32);
+  run("f16 softmax_normalize", ops::softmax_normalize<f16>(), sz{3, 256}, 16);
+  run("bf16 reduce", ops::reduce<bf16>(), sz{4096}, 64);
+  run("bf16 bias_add_grad", ops::bias_add_grad<bf16>(), sz{37, 64}, 8);
+}
+
 // The IR the lowering takes (a computation's, or a fused pair's).
 template <class Op>
 const auto& ir_of(const Op& op) {
