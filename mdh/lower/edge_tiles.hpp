@@ -25,14 +25,14 @@ struct chunking {
 // The chunk and sm tile of a dimension: the configured tile t_sm, or the whole chunk where t_sm
 // covers it (the tile may then exceed ceil(size / blk) by less than the rounding unit); the
 // chunk ceil(size / blk) rounded up to whole tiles (to whole rm steps when one tile walks the
-// chunk), else to whole 4-element vectors (so that vector groups stay aligned), else left as it
-// is. A rounding is taken only if it leaves no more than one block in 64 without elements (a
-// dot of 2^23+5 over 4096 blocks: chunk 2052, 7 blocks idle).
+// chunk), else to whole vectors of `vector` elements (4, or 8 for 16-bit vectors: so that vector
+// groups stay aligned), else left as it is. A rounding is taken only if it leaves no more than
+// one block in 64 without elements (a dot of 2^23+5 over 4096 blocks: chunk 2052, 7 blocks idle).
 inline chunking chunk_in_whole_tiles(std::int64_t size, std::int64_t blk, std::int64_t t_sm,
-                                     std::int64_t rm_step) {
+                                     std::int64_t rm_step, std::int64_t vector = 4) {
   const std::int64_t chunk0 = ceil_div(size, blk);
   const bool one_tile = t_sm >= chunk0;
-  for (std::int64_t unit : {one_tile ? rm_step : t_sm, std::int64_t(4)}) {
+  for (std::int64_t unit : {one_tile ? rm_step : t_sm, vector}) {
     const std::int64_t chunk = ceil_div(chunk0, unit) * unit;
     if (ceil_div(size, chunk) >= blk - blk / 64) return {chunk, one_tile ? chunk : t_sm};
   }

@@ -45,7 +45,9 @@ inline void partition(kernel_plan& p) {
     dp.t_sm = std::min(x.t_sm, dp.chunk);  // a tile larger than the chunk walks only the chunk
     dp.rm_step = dp.thr * dp.t_rm;
     if (edges) {  // the chunk in whole tiles where it can be
-      const chunking ch = chunk_in_whole_tiles(dp.size, dp.blk, x.t_sm, dp.rm_step);
+      // whole vectors of the widest group (16-bit: 8); 4 otherwise, as before 8 existed
+      const std::int64_t vector = std::max<std::int64_t>({4, p.cfg.vec, p.cfg.vec_pw});
+      const chunking ch = chunk_in_whole_tiles(dp.size, dp.blk, x.t_sm, dp.rm_step, vector);
       dp.chunk = ch.chunk, dp.t_sm = ch.t_sm;
     }
     dp.n_sm = ceil_div(dp.chunk, dp.t_sm);

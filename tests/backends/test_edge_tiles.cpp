@@ -314,6 +314,22 @@ TEST_CASE("dot 2^23+5: chunks in whole vectors, 16-byte loads along the reductio
   CHECK(plan.reads[0].vector_groups.size() == 1);
   CHECK(plan.reads[1].vector_groups.size() == 1);
   CHECK(lower::to_string(plan).find("16-byte vector loads along k") != std::string::npos);
+  // bf16 with vec_pw = 8 (16-byte vectors of 16-bit elements): chunks in whole 8-element vectors
+  // (2049 -> 2056, 4081 of 4096 blocks with elements), the groups aligned, 16-byte loads
+  auto b = mdh::describe(ops::dot<bf16>());
+  auto bcfg = lower::config_from_string(
+      "blk_0=4096 blk_combine=1 blk_map_0=0 cache_0=0 cache_1=0 pad_0=0 pad_1=0 prefetch=0 "
+      "strided_0=0 t_rm_0=8 t_sm_0=4096 thr_0=256 thr_combine=1 thr_map_0=0 transpose_0=0 "
+      "transpose_1=0 vec=1 vec_pw=8 edge_split=1",
+      b);
+  CHECK(lower::chunk_in_whole_tiles((1 << 23) + 5, 4096, 4096, 2048, 8).chunk == 2056);
+  auto bplan = lower::lower(b, {(1 << 23) + 5}, bcfg, lower::h200_limits());
+  CHECK(bplan.dims[0].chunk == 2056);
+  REQUIRE(bplan.vector_groups.size() == 1);
+  CHECK(bplan.vector_groups[0].width == 8);
+  CHECK(bplan.reads[0].vector_groups.size() == 1);
+  CHECK(bplan.reads[1].vector_groups.size() == 1);
+  CHECK(cuda::emit(bplan).find("*(const mdh_ushort8*)(") != std::string::npos);
 }
 
 TEST_CASE("row sums of 3001 x 4093: edge_split 2 loads 16-byte vectors along unaligned rows") {
