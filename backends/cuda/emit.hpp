@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <mdh/lower/c_printer.hpp>
 #include <mdh/lower/kernel_plan.hpp>
@@ -12,11 +13,16 @@ namespace mdh::cuda {
 
 class dialect final : public lower::c_dialect {
  public:
-  std::string prelude(const lower::kernel_plan& p) const override {
+  using lower::c_dialect::prelude;
+  std::string prelude(const std::vector<const lower::kernel_plan*>& plans) const override {
+    auto any = [&](auto&& pred) { return std::any_of(plans.begin(), plans.end(), pred); };
     std::string s = "// CUDA C++ for NVRTC (no headers needed)\n";
-    if (lower::needs_conversion_helpers(p.comp)) s += conversion_helpers(p.comp);
-    if (std::any_of(p.vector_groups.begin(), p.vector_groups.end(),
-                    [](const lower::vector_group& g) { return g.width == 8; }))
+    if (any([](auto* p) { return lower::needs_conversion_helpers(p->comp); }))
+      s += conversion_helpers(any([](auto* p) { return lower::converts_f64_to_float16(p->comp); }));
+    if (any([](auto* p) {
+          return std::any_of(p->vector_groups.begin(), p->vector_groups.end(),
+                             [](const lower::vector_group& g) { return g.width == 8; });
+        }))
       s += ushort8;
     return s;
   }
@@ -33,7 +39,7 @@ class dialect final : public lower::c_dialect {
       "}\n";
   // bf16/f16 as raw 16 bits, converted by the PTX cvt instructions (bf16 and tf32 need sm_80;
   // older architectures get the same rounding written out).
-  static std::string conversion_helpers(const ir::computation& c) {
+  static std::string conversion_helpers(bool f64_to_float16) {
     std::string s =
         "// bf16/f16 are stored as raw 16 bits and converted to and from float (round to nearest "
         "even).\n"
@@ -74,7 +80,7 @@ class dialect final : public lower::c_dialect {
         "  return __uint_as_float((u + 0x1000u) & 0xffffe000u);\n"
         "#endif\n"
         "}\n";
-    if (lower::converts_f64_to_float16(c))
+    if (f64_to_float16)
       s += "// Round to odd: a second rounding to 16 bits then equals one rounding of the "
            "double.\n"
            "static __device__ __forceinline__ float mdh_double_to_float_odd(double d) {\n"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <mdh/lower/c_printer.hpp>
 #include <mdh/lower/kernel_plan.hpp>
@@ -11,22 +12,27 @@ namespace mdh::opencl {
 
 class dialect final : public lower::c_dialect {
  public:
-  std::string prelude(const lower::kernel_plan& p) const override {
-    bool f64 = false;
+  using lower::c_dialect::prelude;
+  std::string prelude(const std::vector<const lower::kernel_plan*>& plans) const override {
+    bool f64 = false, helpers = false, f64_to_float16 = false;
     auto scan = [&](scalar_type t) { f64 = f64 || t == scalar_type::f64; };
-    for (auto& b : p.inputs) scan(b.type);
-    for (auto& b : p.outputs) scan(b.type);
-    for (auto& n : p.comp.f.nodes) scan(n.type);
-    for (auto& n : p.comp.reduction.custom.nodes) scan(n.type);
+    for (auto* p : plans) {
+      for (auto& b : p->inputs) scan(b.type);
+      for (auto& b : p->outputs) scan(b.type);
+      for (auto& n : p->comp.f.nodes) scan(n.type);
+      for (auto& n : p->comp.reduction.custom.nodes) scan(n.type);
+      helpers = helpers || lower::needs_conversion_helpers(p->comp);
+      f64_to_float16 = f64_to_float16 || lower::converts_f64_to_float16(p->comp);
+    }
     std::string s = "// OpenCL C 1.2\n";
     if (f64) s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
-    if (lower::needs_conversion_helpers(p.comp)) s += conversion_helpers(p.comp);
+    if (helpers) s += conversion_helpers(f64_to_float16);
     return s;
   }
   // bf16/f16 as raw 16 bits (ushort). f16 converts through `half` where the device has
   // cl_khr_fp16 (MDH_NO_NATIVE_F16 turns that off); otherwise, and for bf16 and tf32 always,
   // the rounding is written out here, so a CPU device (PoCL) runs every type.
-  static std::string conversion_helpers(const ir::computation& c) {
+  static std::string conversion_helpers(bool f64_to_float16) {
     std::string s =
         "// bf16/f16 are stored as raw 16 bits and converted to and from float (round to nearest "
         "even).\n"
@@ -66,7 +72,7 @@ class dialect final : public lower::c_dialect {
         "  if ((u & 0x7f800000u) == 0x7f800000u) return f;\n"
         "  return as_float((u + 0x1000u) & 0xffffe000u);\n"
         "}\n";
-    if (lower::converts_f64_to_float16(c))
+    if (f64_to_float16)
       s += "// Round to odd: a second rounding to 16 bits then equals one rounding of the "
            "double.\n"
            "static inline float mdh_double_to_float_odd(double d) {\n"

@@ -25,7 +25,10 @@ namespace mdh::lower {
 class c_dialect {
  public:
   virtual ~c_dialect() = default;
-  virtual std::string prelude(const kernel_plan& p) const = 0;  // includes, pragmas
+  // Includes, pragmas and helpers, once for the plans of one source (a fused kernel's stages):
+  // each helper where any plan needs it, so two stages never define one twice.
+  virtual std::string prelude(const std::vector<const kernel_plan*>& plans) const = 0;
+  std::string prelude(const kernel_plan& p) const { return prelude({&p}); }
   virtual std::string kernel_head(const kernel_plan& p, const kernel& k) const = 0;  // up to name
   virtual std::string func_qualifier() const = 0;  // helper functions
   virtual std::string type(scalar_type t) const = 0;
@@ -223,11 +226,9 @@ class c_printer {
     out_.raw("// sizes:");
     for (auto s : p_.sizes) out_.raw(" " + detail::num(s));
     out_.raw("\n");
-    std::vector<std::string> preludes;
-    for (auto& s : p_.stages)
-      if (std::find(preludes.begin(), preludes.end(), d_.prelude(s)) == preludes.end())
-        preludes.push_back(d_.prelude(s));
-    for (auto& pre : preludes) out_.raw(pre);
+    std::vector<const kernel_plan*> stages;
+    for (auto& s : p_.stages) stages.push_back(&s);
+    out_.raw(d_.prelude(stages));
     out_.raw(std::string("typedef ") + (p_.index64 ? d_.type(scalar_type::i64) : "int") +
              " idx_t;\n\n");
     for (std::size_t k = 0; k < p_.stages.size(); ++k)
