@@ -288,9 +288,11 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
                   wgmma ? atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128},
                                     int64_t{192}, int64_t{256}})
                         : atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
+  // N: on sm_90 also 96 columns (a 64-byte swizzle where N is contiguous), whose blocks fit
+  // N = 768 or 2304 onto the SMs in fuller waves than 64 or 128 do
   ps.emplace_back("mma_tile_n",
-                  wgmma ? atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128},
-                                    int64_t{192}, int64_t{256}})
+                  wgmma ? atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{96},
+                                    int64_t{128}, int64_t{192}, int64_t{256}})
                         : atf::set({int64_t{16}, int64_t{32}, int64_t{64}, int64_t{128}}));
   ps.emplace_back("mma_tile_k", tf32 ? atf::set({int64_t{8}, int64_t{16}, int64_t{32}})
                                      : atf::set({int64_t{16}, int64_t{32}, int64_t{64}}));

@@ -548,12 +548,11 @@ inline std::vector<lower::config> simt_start_configurations(const ir::computatio
 // innermost M, N and K dimensions (fused with the others of their role first, see below), block
 // tiles of 128x128, 128x256, 256x128 and 64x64 from warp
 // tiles of 64x64 (32x32 for the small one), 3 or 4 cp.async stages, swizzled (TF32: padded);
-// on sm_90 then six warpgroup-MMA (mma = 2) starts and ten fed by TMA (four of them persistent);
-// each start whose tiles leave SMs idle is
-// followed by its split-K variant (mma_split).
-// on sm_90 then six warpgroup-MMA (mma = 2) starts; each start whose tiles leave SMs idle is
-// followed by its split-K variant (mma_split); where the output outweighs the K steps, the first
-// start of each kind again with the staged epilogue (mma_stage_out).
+// on sm_90 then six warpgroup-MMA (mma = 2) starts, fourteen fed by TMA (eight of them
+// persistent, four of those in clusters) and up to three wave-fit ones (tiles chosen for the
+// shape's waves on the SMs); each start whose tiles leave SMs idle is followed by its split-K
+// variant (mma_split); where the output outweighs the K steps, the first start of each kind
+// again with the staged epilogue (mma_stage_out).
 // The parameters they do not read are those of `base` (a point of the space).
 inline std::vector<lower::config> mma_start_configurations(const ir::computation& comp,
                                                            const std::vector<std::int64_t>& sizes,
@@ -667,6 +666,68 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
         c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
         add(c);
       }
+    // Then the block tiles that fit this shape's output onto the SMs in the fewest, fullest
+    // waves (2048 x 768 on 132 SMs: 128 x 96 tiles make 128 blocks, one wave 97 % full, where
+    // 128 x 128 make 96 and leave 36 SMs idle): every warpgroup arrangement of the space whose
+    // block reuses each loaded element at least as often as 128 x 96 does (bm bn / (bm + bn)),
+    // ranked by the share of the waves' tile slots that holds output, then by that reuse; the
+    // best two that pass check, TMA-fed where the operands are boxes (else by cp.async), with 4
+    // stages, the best also persistent (5 stages, TMA only).
+    {
+      const fusion f = fusions.front();
+      auto extent = [&](ir::contraction_role r, std::int64_t inner, std::int64_t mask) {
+        std::int64_t e = 1;
+        for (auto d : ct.dims_of(r))
+          if (std::int64_t(d) == inner || ((mask >> d) & 1)) e *= sizes[d];
+        return e;
+      };
+      const std::int64_t M = extent(ir::contraction_role::m, c.mma.m, f.m),
+                         N = extent(ir::contraction_role::n, c.mma.n, f.n);
+      std::int64_t points = 1;  // output points: every dimension but K's
+      for (std::size_t d = 0; d < sizes.size(); ++d)
+        if (ct.roles[d] != ir::contraction_role::k && ct.roles[d] != ir::contraction_role::k_one)
+          points *= sizes[d];
+      const std::int64_t sms = std::max<std::int64_t>(limits.sm_count, 1);
+      struct fit {
+        shape x;
+        double filled, reuse;
+      };
+      std::vector<fit> fits;
+      for (std::int64_t wm : {1, 2})
+        for (std::int64_t wn : {1, 2})
+          for (std::int64_t tm : {64, 128, 192, 256})
+            for (std::int64_t tn : {64, 96, 128, 192, 256}) {
+              if (tm * tn / 128 > std::min<std::int64_t>(128, 256 / (wm * wn))) continue;
+              const std::int64_t bm = wm * tm, bn = wn * tn;
+              const double reuse = double(bm * bn) / double(bm + bn);
+              if (reuse < 128.0 * 96 / (128 + 96)) continue;
+              const std::int64_t tiles = lower::ceil_div(M, bm) * lower::ceil_div(N, bn) *
+                                         std::max<std::int64_t>(1, points / (M * N));
+              const double slots = double(lower::ceil_div(tiles, sms) * sms * bm * bn);
+              fits.push_back({{wm, wn, tm, tn, 4}, double(points) / slots, reuse});
+            }
+      std::stable_sort(fits.begin(), fits.end(), [](const fit& a, const fit& b) {
+        return a.filled != b.filled ? a.filled > b.filled : a.reuse > b.reuse;
+      });
+      c.mma.tile_k = tf32 ? 32 : 64, c.mma.cluster_m = c.mma.cluster_n = 1;
+      c.mma.fuse_m = f.m, c.mma.fuse_n = f.n, c.mma.fuse_k = f.k;
+      int added = 0;
+      for (const fit& t : fits) {
+        if (added == 2) break;
+        c.mma.warps_m = t.x.wm, c.mma.warps_n = t.x.wn, c.mma.tile_m = t.x.tm;
+        c.mma.tile_n = t.x.tn, c.mma.stages = 4, c.mma.persistent = 0, c.mma.split = 1;
+        c.mma.tma = 1;
+        if (checked_blocks(c) == 0) c.mma.tma = 0;  // no TMA box (997 x 1009: odd strides)
+        if (std::find(out.begin(), out.end(), c) != out.end() || checked_blocks(c) == 0) continue;
+        add(c);
+        if (added++ == 0 && c.mma.tma == 1) {
+          lower::config p = c;
+          p.mma.persistent = 1, p.mma.stages = 5;
+          if (std::find(out.begin(), out.end(), p) == out.end() && checked_blocks(p) != 0)
+            out.push_back(p);
+        }
+      }
+    }
     c.mma.tma = 0, c.mma.persistent = 0, c.mma.cluster_m = c.mma.cluster_n = 1;
   }
   // ---- the staged epilogue: where a tile's output outweighs a quarter of what its K steps read

@@ -738,6 +738,44 @@ TEST_CASE("split-K: a start whose tiles leave SMs idle comes with its split vari
       CHECK(c.mma.split == 1);
 }
 
+TEST_CASE("wave-fit starts: block tiles that fill the SMs' waves, checked, compiled, simulated") {
+  auto lim = lower::h200_limits();  // 132 SMs
+  auto x = ops::matmul<bf16>().ir();
+  // 2048 x 768 (BERT's output projections): 128 x 128 tiles are 96 blocks; 128 x 96 are 128,
+  // one wave 97 % full
+  const std::vector<std::int64_t> bert{2048, 768, 3072};
+  const auto starts = tuning::start_configurations(x, bert, lim);
+  auto wave_fit = [](const lower::config& c) {
+    return c.mma.on == 2 && c.mma.tma == 1 && c.mma.stages == 4 && c.mma.tile_n == 96;
+  };
+  auto first = std::find_if(starts.begin(), starts.end(), wave_fit);
+  REQUIRE(first != starts.end());
+  CHECK(first->mma.warps_m * first->mma.tile_m == 128);
+  CHECK(first->mma.warps_n * first->mma.tile_n == 96);
+  CHECK(lower::lower(x, bert, *first, lim).blocks == 128);
+  // its persistent variant follows it
+  auto persistent = std::next(first);
+  REQUIRE(persistent != starts.end());
+  CHECK(persistent->mma.persistent == 1);
+  CHECK(persistent->mma.tile_n == 96);
+  // the 96-column tiles compute the product (simulated at a size the CPU walks quickly, with an
+  // N edge: 200 = 2 x 96 + 8) and compile, N contiguous in B (64-byte swizzle) or not
+  cuda::module_cache cache("");
+  auto computes = [&](const auto& op) {
+    const std::vector<std::int64_t> small{128, 200, 64};
+    auto plan = lower::lower(op.ir(), small, *first, lim);
+    auto d = test::make_case_data(op, small, 31);
+    auto msg = simulated_mismatch(plan, d, 64);
+    CHECK_MESSAGE(msg.empty(), msg, "\n", lower::to_string(plan));
+    CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+  };
+  computes(ops::matmul<bf16>());
+  computes(ops::matmul_nt<bf16>());
+  // 96 is in the sm_90 space
+  auto space = tuning::make_search_space(x, bert, lim);
+  CHECK(space.find(tuning::to_space_configuration(*first, x, bert, lim)).has_value());
+}
+
 TEST_CASE(
     "TMA (mma_tma): tiles that are boxes of their buffers are planned as tensor-map boxes, "
     "compiled by NVRTC and computed right (simulate_mma); the rest is refused, saying why") {
