@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, then one or more of
 #   tests  - the gpu-labelled tests (GPU_TESTS="backends_attention_gpu ...": only those; with
-#            PREBUILT: every carried backends_*_gpu binary, filtered by GPU_TEST_FILTER when set)
+#            PREBUILT: every carried backends_*_gpu binary, filtered by GPU_TEST_FILTER when set;
+#            GPU_TEST_TIMEOUT=S: each test stopped after S s, its output kept). On an H200
+#            (2026-11-28, one after another): build 114 s, backends_cuda_gpu 319 s,
+#            backends_epilogue_gpu 136 s, backends_types_gpu more than 167 s; since then side by
+#            side (ctest -j), so a call takes about the longest one
 #   sanitize - compute-sanitizer memcheck (GPU sweep, fused pairs) and racecheck (IR-sample sweep),
 #            both over the tensor-core (MMA) configurations of backends_mma_gpu
 #   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20, over all sessions of a
@@ -215,8 +219,12 @@ for m in "${modes[@]}"; do
       done < <(find "$BIN" -name 'backends_*_gpu' -type f -perm -u+x | sort)
       (exit "$rc_all")
     else
-      ctest --test-dir "$BIN" -L gpu -R "^($(IFS='|'; echo "${gpu_tests[*]}"))\$" \
-        --output-on-failure >"$OUT/gpu_tests.log" 2>&1
+      # The tests side by side (-j): each compiles its kernels with NVRTC one after another on
+      # one core, so the suite takes its longest test, not their sum. GPU_TEST_TIMEOUT=S: ctest
+      # stops each test after S s and still writes what it printed (a call cut off by the run
+      # limit returns nothing of a test still running).
+      ctest --test-dir "$BIN" -L gpu -R "^($(IFS='|'; echo "${gpu_tests[*]}"))\$" -j "$jobs" \
+        ${GPU_TEST_TIMEOUT:+--timeout "$GPU_TEST_TIMEOUT"} --output-on-failure >"$OUT/gpu_tests.log" 2>&1
     fi
     rc=$?
     tail -15 "$OUT/gpu_tests.log"
