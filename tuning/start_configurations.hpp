@@ -603,13 +603,15 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
   // A start that passes check; where its tiles leave SMs idle (1024^3 in 128x128 tiles: 64 of
   // 132), then the same start with the K steps split over the most blocks per tile that still
   // fit one wave.
-  auto add = [&](lower::config x) {
-    const std::int64_t tiles = checked_blocks(x);
-    if (tiles == 0) return;
+  // (add_checked: x's blocks already known from checked_blocks, not 0)
+  auto add_checked = [&](lower::config x, std::int64_t tiles) {
     out.push_back(x);
     for (std::int64_t k : detail::mma_split_values)
       if (tiles * k <= limits.sm_count) x.mma.split = k;  // ascending: the last that fits
     if (x.mma.split > 1 && checked_blocks(x) != 0) out.push_back(x);
+  };
+  auto add = [&](const lower::config& x) {
+    if (const std::int64_t tiles = checked_blocks(x)) add_checked(x, tiles);
   };
   if (fm || fn || fk) fusions.push_back({fm, fn, fk});
   if ((fm || fn) && fk) fusions.push_back({fm, fn, 0});
@@ -668,11 +670,11 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
       }
     // Then the block tiles that fit this shape's output onto the SMs in the fewest, fullest
     // waves (2048 x 768 on 132 SMs: 128 x 96 tiles make 128 blocks, one wave 97 % full, where
-    // 128 x 128 make 96 and leave 36 SMs idle): every warpgroup arrangement of the space whose
-    // block reuses each loaded element at least as often as 128 x 96 does (bm bn / (bm + bn)),
-    // ranked by the share of the waves' tile slots that holds output, then by that reuse; the
-    // best two that pass check, TMA-fed where the operands are boxes (else by cp.async), with 4
-    // stages, the best also persistent (5 stages, TMA only).
+    // 128 x 128 make 96 and leave 36 SMs idle): every warpgroup arrangement of the space (check
+    // drops those past the accumulator bound) whose block reuses each loaded element at least as
+    // often as 128 x 96 does (bm bn / (bm + bn)), ranked by the share of the waves' tile slots that
+    // holds output, then by that reuse; the best two that pass check, TMA-fed where the operands
+    // are boxes (else by cp.async), with 4 stages, the best also persistent (5 stages, TMA only).
     {
       const fusion f = fusions.front();
       auto extent = [&](ir::contraction_role r, std::int64_t inner, std::int64_t mask) {
@@ -697,7 +699,6 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
         for (std::int64_t wn : {1, 2})
           for (std::int64_t tm : {64, 128, 192, 256})
             for (std::int64_t tn : {64, 96, 128, 192, 256}) {
-              if (tm * tn / 128 > std::min<std::int64_t>(128, 256 / (wm * wn))) continue;
               const std::int64_t bm = wm * tm, bn = wn * tn;
               const double reuse = double(bm * bn) / double(bm + bn);
               if (reuse < 128.0 * 96 / (128 + 96)) continue;
@@ -715,11 +716,12 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
       for (const fit& t : fits) {
         if (added == 2) break;
         c.mma.warps_m = t.x.wm, c.mma.warps_n = t.x.wn, c.mma.tile_m = t.x.tm;
-        c.mma.tile_n = t.x.tn, c.mma.stages = 4, c.mma.persistent = 0, c.mma.split = 1;
+        c.mma.tile_n = t.x.tn, c.mma.stages = t.x.stages, c.mma.persistent = 0, c.mma.split = 1;
         c.mma.tma = 1;
-        if (checked_blocks(c) == 0) c.mma.tma = 0;  // no TMA box (997 x 1009: odd strides)
-        if (std::find(out.begin(), out.end(), c) != out.end() || checked_blocks(c) == 0) continue;
-        add(c);
+        std::int64_t tiles = checked_blocks(c);
+        if (tiles == 0) c.mma.tma = 0, tiles = checked_blocks(c);  // no TMA box (997 x 1009)
+        if (tiles == 0 || std::find(out.begin(), out.end(), c) != out.end()) continue;
+        add_checked(c, tiles);
         if (added++ == 0 && c.mma.tma == 1) {
           lower::config p = c;
           p.mma.persistent = 1, p.mma.stages = 5;

@@ -5,7 +5,6 @@
 #include <doctest/doctest.h>
 
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -87,23 +86,19 @@ TEST_CASE("CUDA source of 16-bit buffers with vec or vec_pw 8 moves 16 bytes at 
 // normalisation did not), each helper is defined once and the source compiles.
 TEST_CASE("CUDA source of a fused pair whose stages need different helpers defines each once") {
   auto lim = lower::h200_limits();
-  auto flat = [](const std::string& s) {  // "a=1 b=2" as a flat JSON configuration
-    nlohmann::json j = nlohmann::json::object();
-    std::istringstream in(s);
-    for (std::string kv; in >> kv;)
-      j[kv.substr(0, kv.find('='))] = std::stoll(kv.substr(kv.find('=') + 1));
-    return j;
-  };
   const std::string common =
       "blk_0=4 blk_1=1 blk_combine=1 blk_map_0=1 blk_map_1=1 strided_0=0 strided_1=0 t_rm_0=2 "
       "t_rm_1=16 t_sm_0=14 t_sm_1=7168 thr_0=7 thr_1=32 thr_map_0=0 thr_map_1=0 vec=1 ";
   auto f = fuse("softmax", ops::softmax_stats<bf16>(), ops::softmax_normalize<bf16>());
   const std::vector<std::int64_t> s{5, 37};
-  const nlohmann::json j = {
-      {"first", flat(common + "cache_0=1 pad_0=1 prefetch=1 thr_combine=1 transpose_0=0 vec_pw=8")},
-      {"second", flat(common + "cache_0=0 cache_1=1 cache_2=0 pad_0=0 pad_1=0 pad_2=0 prefetch=0 "
-                               "thr_combine=0 transpose_0=0 transpose_1=0 transpose_2=0")}};
-  const auto cfg = lower::config_from_json(j, f.ir());
+  const lower::fused_config cfg{
+      lower::config_from_string(
+          common + "cache_0=1 pad_0=1 prefetch=1 thr_combine=1 transpose_0=0 vec_pw=8",
+          f.ir().first),
+      lower::config_from_string(common + "cache_0=0 cache_1=1 cache_2=0 pad_0=0 pad_1=0 pad_2=0 "
+                                         "prefetch=0 thr_combine=0 transpose_0=0 transpose_1=0 "
+                                         "transpose_2=0",
+                                f.ir().second)};
   auto plan = lower::lower(f.ir(), s, cfg, lim);
   const std::string src = cuda::emit(plan);
   auto count = [&](const std::string& what) {
