@@ -179,7 +179,7 @@ done
 for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer 08_bert_layer); done
 for m in "${modes[@]}"; do [ "$m" = layer_profile ] || [ "$m" = layer_kernels ] && targets+=(layer_bench); done
 # GPU_TESTS: which GPU test binaries the tests mode builds and runs (default: all of them)
-gpu_tests=(${GPU_TESTS:-backends_cuda_gpu backends_mma_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu})
+gpu_tests=(${GPU_TESTS:-backends_cuda_gpu backends_mma_gpu backends_types_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu})
 for m in "${modes[@]}"; do [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu); done
 for m in "${modes[@]}"; do [ "$m" = tests ] && targets+=("${gpu_tests[@]}"); done
 # Each target is one translation unit, and `cmake --build --target a b c` builds them one after
@@ -220,10 +220,11 @@ for m in "${modes[@]}"; do
       (exit "$rc_all")
     else
       # The tests side by side (-j): each compiles its kernels with NVRTC one after another on
-      # one core, so the suite takes its longest test, not their sum. GPU_TEST_TIMEOUT=S: ctest
+      # one core, so the suite takes its longest test, not their sum; the long ones are
+      # registered in parts (NAME_part, mdh_add_test PARTS), which the pattern takes along. GPU_TEST_TIMEOUT=S: ctest
       # stops each test after S s and still writes what it printed (a call cut off by the run
       # limit returns nothing of a test still running).
-      ctest --test-dir "$BIN" -L gpu -R "^($(IFS='|'; echo "${gpu_tests[*]}"))\$" -j "$jobs" \
+      ctest --test-dir "$BIN" -L gpu -R "^($(IFS='|'; echo "${gpu_tests[*]}"))(_[a-z_]+)?\$" -j "$jobs" \
         ${GPU_TEST_TIMEOUT:+--timeout "$GPU_TEST_TIMEOUT"} --output-on-failure >"$OUT/gpu_tests.log" 2>&1
     fi
     rc=$?
