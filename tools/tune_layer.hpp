@@ -5,11 +5,12 @@
 //   mdh-tune tune-layer bert --batch 16 --seq 128 [--hidden 768] [--heads 12] [--ffn 3072]
 //                       [--type f32|bf16|f16] [--time S] [--more S] [--evaluations N]
 //                       [--technique T] [--seed N] [--backend B] [--out DIR] [--threads N]
-//                       [--stages attention,qkv,...]
+//                       [--stages attention,qkv,...] [--stage-timing layer|alone]
 #pragma once
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,6 +44,9 @@ inline const char* usage_tune_layer =
     "  --stages S,S,...    only these stages (qkv, attention, scores, softmax, context,\n"
     "                      attn_out, ln1, ffn_up, ffn_down, ln2; default all): e.g. more time\n"
     "                      for the attention alone; the other files in DIR are kept\n"
+    "  --stage-timing M    layer (default): each repetition after an L2 flush, the tensors an\n"
+    "                      earlier stage wrote or read then read back into L2, as in the\n"
+    "                      layer's graph; alone: every input flushed, the computation alone\n"
     "  Then: 08_bert_layer --params DIR, or mdh::load_bert_layer<T>(backend, shape, DIR).\n";
 
 struct layer_options {
@@ -51,7 +55,33 @@ struct layer_options {
   ops::bert_shape shape;
   bool batch_given = false, seq_given = false;
   std::vector<std::string> stages;  // --stages: only these (empty: every stage)
+  bool layer_timing = true;         // --stage-timing layer (true) or alone
 };
+
+// For each stage of the layer (both attention forms), by name: its kernel inputs (indices into
+// the stage's inputs) that an earlier stage has written or read, so that they are in L2 when the
+// stage runs in the layer's graph (the graph starts from a flushed L2; an H200's holds 50 MB, a
+// stage's tensors at BERT-base sizes 2-25 MB). The mask and the weights, read by one stage only,
+// come from DRAM.
+template <class T>
+std::map<std::string, std::vector<std::size_t>> layer_warm_inputs(const ops::bert_shape& shape) {
+  std::map<std::string, std::vector<std::size_t>> warm;
+  for (auto form : {ops::attention_form::one_kernel, ops::attention_form::three_kernels}) {
+    std::set<std::string> touched;
+    ops::for_each_bert_stage<T>(
+        shape,
+        [&](const ops::bert_stage& st, const auto&) {
+          std::vector<std::size_t> w;
+          for (std::size_t k = 0; k < st.inputs.size(); ++k)
+            if (touched.count(st.inputs[k])) w.push_back(k);
+          touched.insert(st.inputs.begin(), st.inputs.end());
+          touched.insert(st.outputs.begin(), st.outputs.end());
+          warm[st.name] = std::move(w);
+        },
+        form);
+  }
+  return warm;
+}
 
 // The stage names of the BERT layer, both attention forms (expressions/bert_layer.hpp).
 inline const std::vector<std::string>& bert_stage_names() {
@@ -79,9 +109,9 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
     std::string a = argv[k];
     if (a.rfind("--", 0) != 0) fail_usage("unexpected argument '" + a + "'");
     static const std::vector<std::string> known = {
-        "--batch", "--seq",     "--hidden",      "--heads",     "--ffn",  "--type",
-        "--time",  "--more",    "--evaluations", "--technique", "--seed", "--backend",
-        "--out",   "--threads", "--start-from",  "--stages"};
+        "--batch", "--seq",     "--hidden",      "--heads",     "--ffn",         "--type",
+        "--time",  "--more",    "--evaluations", "--technique", "--seed",        "--backend",
+        "--out",   "--threads", "--start-from",  "--stages",    "--stage-timing"};
     if (std::find(known.begin(), known.end(), a) == known.end())
       fail_usage("unknown option '" + a + "'" +
                  (a == "--sizes" ? " (tune-layer derives every size from --batch, --seq, "
@@ -102,7 +132,11 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
       o.shape.ffn = whole();
     else if (a == "--type")
       o.tune.type = v, o.tune.type_given = true;
-    else if (a == "--stages") {
+    else if (a == "--stage-timing") {
+      if (v != "layer" && v != "alone")
+        fail_usage("--stage-timing must be layer or alone, not '" + v + "'");
+      o.layer_timing = v == "layer";
+    } else if (a == "--stages") {
       std::size_t from = 0;
       for (;;) {
         const std::size_t comma = v.find(',', from);
@@ -163,13 +197,16 @@ int tune_layer_on(Target& target, const layer_options& lo) {
       if (it.file == file) return void(it.stages += "," + st.name);
     items.push_back({st.name, file});
   });
-  std::printf("tuning the BERT layer (%s, %s) on %s (%s): %zu computations, into %s\n",
+  std::printf("tuning the BERT layer (%s, %s) on %s (%s): %zu computations, into %s; %s\n",
               lo.shape.str().c_str(), o.type.c_str(), target.id().name.c_str(),
-              target.id().backend.c_str(), items.size(), o.out.string().c_str());
+              target.id().backend.c_str(), items.size(), o.out.string().c_str(),
+              lo.layer_timing ? "each stage timed with what earlier stages touched in L2"
+                              : "each stage timed alone, every input flushed from L2");
   std::printf("%-18s %-20s %-22s %7s %7s %12s %12s  %s\n", "stages", "computation", "sizes",
               "evals", "valid", "best us", "default us", "chosen");
   std::fflush(stdout);
   std::set<std::string> done;
+  const auto warm_inputs = layer_warm_inputs<T>(lo.shape);
   std::vector<atf::background_work> compiling;  // waited for before the target goes
   int rc = 0;
   double layer_us = 0;  // the stages both forms have
@@ -185,6 +222,7 @@ int tune_layer_on(Target& target, const layer_options& lo) {
     t.parameter_file = o.out / file;
     t.log = o.out / "logs" / (file + ".log.jsonl");
     t.progress = atf::progress_mode::off;
+    if (lo.layer_timing) t.warm_inputs = warm_inputs.at(st.name);
     try {
       check_workload_memory(comp, st.sizes, memory_of(target));
       auto r = tune(comp, st.sizes, target, t);

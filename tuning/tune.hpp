@@ -68,6 +68,13 @@ struct tune_options {
   atf::progress_mode progress = atf::progress_mode::automatic;
   space_options space;
   std::uint64_t data_seed = 7;  // seed of the random inputs
+  // Inputs (indices into the computation's kernel inputs) that an earlier kernel has just written
+  // where the computation runs, e.g. a stage of the BERT layer reading the previous stage's
+  // output: a target that flushes the L2 before each timed repetition (CUDA) reads them back into
+  // L2 after the flush. Empty: every input starts from a flushed L2, the computation timed alone.
+  // Recorded in the log's header and the parameter file; a log timed with other warm inputs is
+  // set aside (its best configurations start the search).
+  std::vector<std::size_t> warm_inputs;
   // Measure first, and search from the best of them: the configuration of an existing
   // `parameter_file` for this workload, the 8 best of a log set aside for another search space,
   // then start_configurations().
@@ -138,14 +145,39 @@ inline int log_kernel_generation(const nlohmann::json& header) {
   return it != header.end() && it->is_number_integer() ? it->get<int>() : 0;
 }
 
+// The warm inputs a tuning log's costs were timed with (tune_options::warm_inputs): its header's
+// "warm_inputs"; none for logs that do not name any.
+inline std::vector<std::size_t> log_warm_inputs(const nlohmann::json& header) {
+  std::vector<std::size_t> warm;
+  const auto it = header.find("warm_inputs");
+  if (it != header.end() && it->is_array())
+    for (auto& k : *it)
+      if (k.is_number_unsigned()) warm.push_back(k.get<std::size_t>());
+  return warm;
+}
+
+// "0,3": the warm inputs as a file-name suffix.
+inline std::string warm_inputs_key(const std::vector<std::size_t>& warm) {
+  std::string key;
+  for (std::size_t k : warm) key += (key.empty() ? "" : ",") + std::to_string(k);
+  return key;
+}
+
+inline std::string describe_warm_inputs(const std::vector<std::size_t>& warm) {
+  return warm.empty() ? "every input flushed from L2"
+                      : "inputs " + warm_inputs_key(warm) + " in L2";
+}
+
 // A log that cannot be resumed as it is - written for another search space (an older mdh, whose
 // parameters differed), or measured with another generation of kernels (its costs are those of
-// programs mdh no longer prints) - is renamed to <log>.space-<its hash> or
-// <log>.kernels-<its generation> (never over an existing file), so that the run starts a fresh
+// programs mdh no longer prints), or timed with other inputs in L2 - is renamed to
+// <log>.space-<its hash>, <log>.kernels-<its generation> or <log>.warm-<its warm inputs> (never
+// over an existing file), so that the run starts a fresh
 // log and nothing measured is lost; its best configurations start the search. Logs atf cannot
 // read are left for atf to report. Returns where it went, if it was set aside.
-inline std::optional<std::filesystem::path> set_aside_stale_log(const std::filesystem::path& log,
-                                                                const std::string& hash) {
+inline std::optional<std::filesystem::path> set_aside_stale_log(
+    const std::filesystem::path& log, const std::string& hash,
+    const std::vector<std::size_t>& warm_inputs = {}) {
   const std::optional<nlohmann::json> header = atf::log_header(log);
   if (!header || !header->contains("space_hash") || !(*header)["space_hash"].is_string())
     return std::nullopt;
@@ -159,6 +191,10 @@ inline std::optional<std::filesystem::path> set_aside_stale_log(const std::files
     why = "was measured with kernels of generation " + std::to_string(generation) +
           " (this mdh prints generation " + std::to_string(kernel_generation) + ")";
     suffix = ".kernels-" + std::to_string(generation);
+  } else if (const auto logged = log_warm_inputs(*header); logged != warm_inputs) {
+    why = "was timed with " + describe_warm_inputs(logged) +
+          " (this run: " + describe_warm_inputs(warm_inputs) + ")";
+    suffix = ".warm-" + (logged.empty() ? std::string("none") : warm_inputs_key(logged));
   } else {
     return std::nullopt;
   }
@@ -310,6 +346,17 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
   auto in = data.input_refs();
   auto want = data.expected_refs();
   target.set_data(c, sizes, in, want);
+  std::vector<std::size_t> warm = opt.warm_inputs;  // one order, for the log header's comparison
+  std::sort(warm.begin(), warm.end());
+  warm.erase(std::unique(warm.begin(), warm.end()), warm.end());
+  // Targets without an L2 flush (OpenCL) time every input as it is left in their caches.
+  if constexpr (requires { target.set_warm_inputs(warm); })
+    target.set_warm_inputs(warm);
+  else
+    for (std::size_t k : warm)
+      if (k >= in.size())
+        throw error("warm input " + std::to_string(k) + " of a computation with " +
+                    std::to_string(in.size()) + " inputs");
 
   // A time stop does not wait for compiles in flight: they finish after tune() has returned
   // (tune_result::run.background), so the prepare stage holds copies of what it reads; only the
@@ -376,9 +423,11 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
     if (upgrade_tuning_log(opt.log, space))
       std::fprintf(stderr, "mdh: %s upgraded to today's log format (the original kept as .v1)\n",
                    opt.log.string().c_str());
-    aside = set_aside_stale_log(opt.log, space.hash());
+    aside = set_aside_stale_log(opt.log, space.hash(), warm);
     t.log_file(opt.log, std::move(lock));
-    t.log_header_fields({{"mdh_kernels", kernel_generation}});
+    nlohmann::json fields = {{"mdh_kernels", kernel_generation}};
+    if (!warm.empty()) fields["warm_inputs"] = warm;
+    t.log_header_fields(std::move(fields));
   }
   if (opt.start_configurations) {
     // what earlier runs found first (the parameter file; for a product with an epilogue, the
@@ -462,6 +511,7 @@ auto tune(const Comp& comp, const std::vector<std::int64_t>& sizes, Target& targ
   nlohmann::json tuning = result.run.tuning_json();
   tuning["date"] = utc_now();
   tuning["default_cost"] = default_cost;
+  if (!warm.empty()) tuning["warm_inputs"] = warm;
   double cost = result.run.best_cost;
   if (result.run.found) tuning["best_evaluated_cost"] = result.run.best_cost;
   if (result.run.found && result.run.best_cost <= default_cost) {

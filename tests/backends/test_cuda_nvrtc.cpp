@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include <backends/cuda/l2_read.hpp>
 #include <backends/cuda/program.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/lower/random_config.hpp>
@@ -196,6 +197,19 @@ TEST_CASE("NVRTC errors carry the log and the dumped source") {
     REQUIRE(pos != std::string::npos);
     auto path = w.substr(pos + 10, w.find(":\n", pos) - pos - 10);
     CHECK(std::filesystem::exists(path));
+  }
+}
+
+// The kernel the tuner reads warm inputs back into L2 with (and mdh_bench --flush read flushes
+// with): it compiles for every architecture the tensor-core kernels target, and reads in 16-byte
+// loads that bypass L1 (ld.global.cg.v4) with a byte-wise tail.
+TEST_CASE("the L2 read kernel compiles and loads through L2 only") {
+  for (std::string arch : {"sm_80", "sm_90"}) {
+    auto m = cuda::compile_uncached(cuda::l2_read::source(), "mdh_l2_read", arch);
+    CHECK_FALSE(m.cubin.empty());
+    REQUIRE_FALSE(m.ptx.empty());
+    CHECK(m.ptx.find("ld.global.cg.v4.u32") != std::string::npos);
+    CHECK(m.ptx.find("ld.global.cg.u8") != std::string::npos);
   }
 }
 

@@ -63,7 +63,9 @@ TEST_CASE("load_kernel runs the parameter file's configuration, or the default")
   fs::remove_all(dir);
 }
 
-TEST_CASE("a tuning log of another search space or kernel generation is set aside, not lost") {
+TEST_CASE(
+    "a tuning log of another search space, kernel generation or cache context is set aside, not "
+    "lost") {
   auto dir = fs::temp_directory_path() / ("mdh_log_aside_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -100,6 +102,18 @@ TEST_CASE("a tuning log of another search space or kernel generation is set asid
   write(other);  // a newer mdh's log, too: its costs are not this mdh's kernels'
   CHECK(tuning::set_aside_stale_log(log, "0123abcd") ==
         dir / ("op.log.jsonl.kernels-" + std::to_string(mdh::kernel_generation + 1)));
+
+  // the same space and kernels, timed with other inputs in L2 (tune_options::warm_inputs): a log
+  // without warm inputs flushed every input
+  write(text);
+  CHECK_FALSE(tuning::set_aside_stale_log(log, "0123abcd", {}));
+  CHECK(tuning::set_aside_stale_log(log, "0123abcd", {0, 3}) == dir / "op.log.jsonl.warm-none");
+  const std::string warm = "{\"atf_log\":2,\"space_hash\":\"0123abcd\",\"mdh_kernels\":" + gen +
+                           ",\"warm_inputs\":[0,3]}\n";
+  write(warm);
+  CHECK_FALSE(tuning::set_aside_stale_log(log, "0123abcd", {0, 3}));  // the same: resumed
+  CHECK(tuning::set_aside_stale_log(log, "0123abcd", {0}) == dir / "op.log.jsonl.warm-0,3");
+  CHECK(read(dir / "op.log.jsonl.warm-0,3") == warm);
 
   write("not json\n");  // unreadable: left for atf to report
   CHECK_FALSE(tuning::set_aside_stale_log(log, "ffff0000"));

@@ -257,6 +257,21 @@ expect_each "tune-layer tunes 9 computations (both attention forms) once each an
   --evaluations 2 --out "$work/layer"
 n=$(ls "$work/layer"/*.json 2>/dev/null | wc -l)
 if [ "$n" = 9 ]; then pass "tune-layer wrote 9 parameter files"; else fail "tune-layer wrote $n parameter files, not 9"; fi
+# each stage timed as the layer runs it: what earlier stages wrote or read is in L2 (every
+# computation but the QKV projection, which reads only X and weights, records warm inputs)
+n=$(grep -l '"warm_inputs"' "$work/layer"/*.json 2>/dev/null | wc -l)
+q=$(grep -l '"warm_inputs"' "$work/layer"/matmul_bias_[0-9a-f]*_*.json 2>/dev/null | wc -l)
+if [ "$n" = 8 ] && [ "$q" = 0 ]; then pass "tune-layer records the warm inputs of 8 of 9 files, not qkv's"
+else fail "tune-layer: $n files record warm inputs ($q of them qkv's), not 8 (and 0)"; fi
+expect "tune-layer: bad --stage-timing" 2 "--stage-timing must be layer or alone, not 'cold'" -- \
+  "$tool" tune-layer bert --batch 1 --seq 5 --stage-timing cold
+# timed alone now: the layer-timed log is set aside whole, not resumed with other costs
+expect "tune-layer --stage-timing alone sets the layer-timed log aside" 0 \
+  "was timed with inputs 0 in L2 \(this run: every input flushed from L2\)" -- \
+  timeout -k 5 600 "$tool" tune-layer bert --batch 1 --seq 5 --hidden 8 --heads 2 --ffn 12 \
+  --evaluations 1 --out "$work/layer" --stages ln1 --stage-timing alone
+n=$(ls "$work/layer"/logs/layernorm_*.warm-0 2>/dev/null | wc -l)
+if [ "$n" = 1 ]; then pass "the layer-timed layernorm log kept as .warm-0"; else fail "$n .warm-0 logs"; fi
 expect "tune-layer: unknown stage" 2 "--stages: unknown stage 'qk' \(the stages: qkv, attention" -- \
   "$tool" tune-layer bert --batch 1 --seq 5 --stages attention,qk
 # --stages: only the named stages (a fresh folder: their two files and no others)
