@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, then one or more of
-#   tests  - the gpu-labelled tests (GPU_TESTS="backends_attention_gpu ...": only those; with
-#            PREBUILT: every carried backends_*_gpu binary, filtered by GPU_TEST_FILTER when set;
-#            GPU_TEST_TIMEOUT=S: each test stopped after S s, its output kept). On an H200
-#            (2026-11-28, one after another): build 114 s, backends_cuda_gpu 319 s,
-#            backends_epilogue_gpu 136 s, backends_types_gpu more than 167 s; since then side by
-#            side (ctest -j), so a call takes about the longest one
+#   tests  - the gpu-labelled tests (GPU_TESTS="backends_attention_gpu ...": only those, with
+#            their parts; with PREBUILT: every carried backends_*_gpu binary, filtered by
+#            GPU_TEST_FILTER when set; GPU_TEST_TIMEOUT=S: each test stopped after S s, its output
+#            kept). Side by side (ctest -j), the long binaries in parts: on an H200 (2026-11-28)
+#            build 112-126 s, then the longest parts backends_mma_gpu_wgmma 359 s,
+#            backends_mma_gpu_random 333 s, backends_cuda_gpu 325 s (before its split)
 #   sanitize - compute-sanitizer memcheck (GPU sweep, fused pairs) and racecheck (IR-sample sweep),
 #            both over the tensor-core (MMA) configurations of backends_mma_gpu
 #   tune   - tune the benchmark cases (TUNE_SECONDS each, default 20, over all sessions of a
@@ -169,7 +169,8 @@ stamp "configure + build"
 if [ -n "${PREBUILT:-}" ]; then
   stamp "using prebuilt binaries in $PREBUILT"
 else
-cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON >"$OUT/cmake.log" 2>&1 || {
+cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DMDH_BUILD_TESTS=ON \
+  -DMDH_TEST_TIMEOUT_CAP="${GPU_TEST_TIMEOUT:-0}" >"$OUT/cmake.log" 2>&1 || {
   tail -30 "$OUT/cmake.log"; exit 1; }
 # what the modes run (mdh-tune itself is not: tune_cases tunes)
 targets=()
@@ -221,11 +222,12 @@ for m in "${modes[@]}"; do
     else
       # The tests side by side (-j): each compiles its kernels with NVRTC one after another on
       # one core, so the suite takes its longest test, not their sum; the long ones are
-      # registered in parts (NAME_part, mdh_add_test PARTS), which the pattern takes along. GPU_TEST_TIMEOUT=S: ctest
-      # stops each test after S s and still writes what it printed (a call cut off by the run
-      # limit returns nothing of a test still running).
+      # registered in parts (NAME_part, mdh_add_test PARTS), which the pattern takes along.
+      # GPU_TEST_TIMEOUT=S (configured above as MDH_TEST_TIMEOUT_CAP: ctest --timeout would not
+      # override the tests' own TIMEOUT): ctest stops each test after S s and still writes what
+      # it printed (a call cut off by the run limit returns nothing of a test still running).
       ctest --test-dir "$BIN" -L gpu -R "^($(IFS='|'; echo "${gpu_tests[*]}"))(_[a-z_]+)?\$" -j "$jobs" \
-        ${GPU_TEST_TIMEOUT:+--timeout "$GPU_TEST_TIMEOUT"} --output-on-failure >"$OUT/gpu_tests.log" 2>&1
+        --output-on-failure >"$OUT/gpu_tests.log" 2>&1
     fi
     rc=$?
     tail -15 "$OUT/gpu_tests.log"
