@@ -76,6 +76,9 @@ inline const char* usage_tune =
     "                    contraction read at TF32 precision\n"
     "  --edge-split E    auto (default), on or off: whether the search space has edge_split\n"
     "                    (edge tiles for sizes no tile divides; auto: where a size is odd, >= 32)\n"
+    "  --warm-inputs A,B input buffers that are in L2 when the operator runs in your graph (an\n"
+    "                    earlier kernel wrote or read them): read back into L2 after each\n"
+    "                    flush, before the timed launch (CUDA); the others start from DRAM\n"
     "  Several budgets: whichever ends first. Ctrl-C stops after the measurements in progress\n"
     "  and writes the best so far; before tuning starts (and a second Ctrl-C) it exits at once.\n";
 
@@ -160,6 +163,7 @@ struct options {
   std::filesystem::path out = "params", log, params = "params";
   std::vector<std::filesystem::path> start_from;  // --start-from DIR (repeatable)
   int edge_split = -1;  // --edge-split: -1 auto, 1 on, 0 off (tuning::space_options::edge_split)
+  std::vector<std::string> warm_inputs;  // --warm-inputs: input names (tune_options::warm_inputs)
   bool seconds_given = false, params_given = false;
 };
 
@@ -206,8 +210,8 @@ inline double parse_seconds(const std::string& flag, const std::string& s) {
 // Options each command takes; the others are an error naming the command they belong to.
 inline bool option_of(const std::string& command, const std::string& flag) {
   static const std::vector<std::string> tune_only = {
-      "--time", "--more", "--evaluations", "--technique",  "--seed",
-      "--out",  "--log",  "--threads",     "--start-from", "--edge-split"};
+      "--time", "--more",    "--evaluations", "--technique",  "--seed",       "--out",
+      "--log",  "--threads", "--start-from",  "--edge-split", "--warm-inputs"};
   if (flag == "--type") return true;  // list, tune and run
   if (command == "list") return false;
   if (flag == "--sizes" || flag == "--backend") return true;
@@ -299,7 +303,7 @@ inline options parse(int argc, char** argv) {
     static const std::vector<std::string> known = {
         "--sizes",   "--time",    "--more",       "--evaluations", "--technique",
         "--seed",    "--backend", "--out",        "--log",         "--params",
-        "--threads", "--type",    "--start-from", "--edge-split"};
+        "--threads", "--type",    "--start-from", "--edge-split",  "--warm-inputs"};
     if (std::find(known.begin(), known.end(), a) == known.end())
       fail_usage("unknown option '" + a + "'");
     if (!option_of(o.command, a))
@@ -319,6 +323,17 @@ inline options parse(int argc, char** argv) {
       o.params = v, o.params_given = true;
     else if (a == "--type")
       o.type = v, o.type_given = true;
+    else if (a == "--warm-inputs") {
+      std::size_t from = 0;
+      for (;;) {
+        const std::size_t comma = v.find(',', from);
+        const std::string name = v.substr(from, comma == std::string::npos ? comma : comma - from);
+        if (name.empty()) fail_usage("--warm-inputs '" + v + "' has an empty name");
+        o.warm_inputs.push_back(name);
+        if (comma == std::string::npos) break;
+        from = comma + 1;
+      }
+    }
   }
   if (o.type != "f32" && o.type != "bf16" && o.type != "f16" && o.type != "tf32")
     fail_usage("--type must be f32, bf16, f16 or tf32, not '" + o.type + "'");
@@ -389,6 +404,18 @@ int tune_on(Target& target, const Comp& comp, const options& o) {
   auto file = o.out / mdh::tuning::file_name(w);
   t.parameter_file = file;
   t.log = o.log.empty() ? std::filesystem::path(file.string() + ".log.jsonl") : o.log;
+  const auto inputs = mdh::ir::kernel_inputs(c);
+  for (auto& name : o.warm_inputs) {
+    const auto it = std::find_if(inputs.begin(), inputs.end(),
+                                 [&](const mdh::ir::buffer& b) { return b.name == name; });
+    if (it == inputs.end()) {
+      std::string list;
+      for (auto& b : inputs) list += (list.empty() ? "" : ", ") + b.name;
+      fail_usage("--warm-inputs: '" + name + "' is not an input of '" + c.name +
+                 "' (its inputs: " + list + ")");
+    }
+    t.warm_inputs.push_back(std::size_t(it - inputs.begin()));
+  }
   mdh::tuning::check_workload_memory(comp, o.sizes, mdh::tuning::memory_of(target));
   std::filesystem::create_directories(o.out);
   auto space = mdh::tuning::make_search_space(c, o.sizes, target.limits(), t.space);

@@ -53,6 +53,16 @@ expect "tune rejects run's options" 2 "--params is not an option of 'tune'" -- \
   timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --params x
 expect "--edge-split takes auto, on or off" 2 "--edge-split 'maybe' is not auto, on or off" -- \
   timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --edge-split maybe --out "$work/p0"
+# --warm-inputs: input names, checked against the operator; recorded in the parameter file
+expect "--warm-inputs names an input" 2 "--warm-inputs: 'Z' is not an input of 'matmul' \(its inputs: A, B\)" -- \
+  timeout -k 5 30 "$tool" tune matmul --sizes 8,8,8 --warm-inputs A,Z --out "$work/pw0"
+expect "--warm-inputs is not an option of run" 2 "--warm-inputs is not an option of 'run'" -- \
+  "$tool" run matmul --sizes 8,8,8 --warm-inputs A
+expect "tune --warm-inputs B" 0 "kept configuration of matmul" -- \
+  timeout -k 5 120 "$tool" tune matmul --sizes 8,8,8 --evaluations 1 --warm-inputs B --out "$work/pw"
+if grep -A3 '"warm_inputs"' "$work"/pw/matmul_*.json 2>/dev/null | grep -Eq '^ +1$'; then
+  pass "the parameter file records warm input 1 (B)"
+else fail "no warm_inputs [1] in $work/pw"; fi
 # edge_split is a coordinate of the space at odd sizes (auto), not with --edge-split off
 space_of() { timeout -k 5 300 "$tool" tune matmul --sizes 33,35,37 --evaluations 2 "$@" 2>&1 |
   grep -Eo 'search space of [0-9]+'; }
