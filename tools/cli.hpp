@@ -181,18 +181,24 @@ inline std::uint64_t parse_whole(const std::string& flag, const std::string& s, 
   return n;
 }
 
-inline std::vector<std::int64_t> parse_sizes(const std::string& s) {
-  std::vector<std::int64_t> v;
+// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {""} (each caller says what an empty part is).
+inline std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> parts;
   std::size_t pos = 0;
   for (;;) {
-    std::size_t comma = s.find(',', pos);
-    std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const std::size_t comma = s.find(',', pos);
+    parts.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) return parts;
+    pos = comma + 1;
+  }
+}
+
+inline std::vector<std::int64_t> parse_sizes(const std::string& s) {
+  std::vector<std::int64_t> v;
+  for (const std::string& part : split_commas(s))
     v.push_back(std::int64_t(parse_whole("--sizes", part, 1,
                                          std::uint64_t(std::numeric_limits<std::int64_t>::max()),
                                          "a whole number >= 1 (in '" + s + "')")));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
   return v;
 }
 
@@ -323,17 +329,11 @@ inline options parse(int argc, char** argv) {
       o.params = v, o.params_given = true;
     else if (a == "--type")
       o.type = v, o.type_given = true;
-    else if (a == "--warm-inputs") {
-      std::size_t from = 0;
-      for (;;) {
-        const std::size_t comma = v.find(',', from);
-        const std::string name = v.substr(from, comma == std::string::npos ? comma : comma - from);
+    else if (a == "--warm-inputs")
+      for (std::string& name : split_commas(v)) {
         if (name.empty()) fail_usage("--warm-inputs '" + v + "' has an empty name");
-        o.warm_inputs.push_back(name);
-        if (comma == std::string::npos) break;
-        from = comma + 1;
+        o.warm_inputs.push_back(std::move(name));
       }
-    }
   }
   if (o.type != "f32" && o.type != "bf16" && o.type != "f16" && o.type != "tf32")
     fail_usage("--type must be f32, bf16, f16 or tf32, not '" + o.type + "'");

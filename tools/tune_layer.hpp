@@ -137,19 +137,14 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
         fail_usage("--stage-timing must be layer or alone, not '" + v + "'");
       o.layer_timing = v == "layer";
     } else if (a == "--stages") {
-      std::size_t from = 0;
-      for (;;) {
-        const std::size_t comma = v.find(',', from);
-        const std::string name = v.substr(from, comma == std::string::npos ? comma : comma - from);
-        const auto& known_stages = bert_stage_names();
+      const auto& known_stages = bert_stage_names();
+      for (std::string& name : split_commas(v)) {
         if (std::find(known_stages.begin(), known_stages.end(), name) == known_stages.end()) {
           std::string list;
           for (auto& k : known_stages) list += (list.empty() ? "" : ", ") + k;
           fail_usage("--stages: unknown stage '" + name + "' (the stages: " + list + ")");
         }
-        o.stages.push_back(name);
-        if (comma == std::string::npos) break;
-        from = comma + 1;
+        o.stages.push_back(std::move(name));
       }
     } else
       parse_tune_flag(o.tune, a, v);  // the flags 'tune' has (known above)
