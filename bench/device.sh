@@ -41,6 +41,9 @@
 #            replay) and the peers on the same data (bench/peers/layer.py, LAYER_PEERS, within
 #            LAYER_PEERS_BUDGET_S, default 150), then $OUT/LAYER.md (bench/layer_report.py).
 #            LAYER_STAGES=attention,...: tune only those stages (mdh-tune tune-layer --stages)
+#            The tuned files also come back in $OUT/params_bert_layer.tgz: the next call copies
+#            the tree afresh over them, so unpack and commit them before measuring them again
+#            (LAYER_TUNE=0)
 #   layer_profile - ncu --set full of our layer kernels matching LAYER_NCU_KERNELS (default the
 #            one-kernel attention) at LAYER_SHAPES in LAYER_TYPES (files in $PARAMS/bert_layer),
 #            and of PyTorch's scaled_dot_product_attention on the same shapes
