@@ -44,6 +44,12 @@ class device {
     return v;
   }
 
+  // The architecture NVRTC compiles for ("sm_90").
+  std::string arch() const {
+    return "sm_" + std::to_string(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)) +
+           std::to_string(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+  }
+
   // The device's limits, read from the driver (name, compute capability, SMs, shared memory).
   lower::device_limits limits() const {
     lower::device_limits l;

@@ -38,11 +38,7 @@ class program {
   program(const device& dev, lower::kernel_plan plan, module_cache& cache = default_module_cache())
       : dev_(&dev), plan_(std::move(plan)) {
     dev.make_current();
-    module_ = compile(
-        plan_,
-        "sm_" + std::to_string(dev.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)) +
-            std::to_string(dev.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)),
-        cache);
+    module_ = compile(plan_, dev.arch(), cache);
     MDH_CU(cuModuleLoadData, &mod_, module_->cubin.data());
     for (auto& k : plan_.kernels) {
       CUfunction f;

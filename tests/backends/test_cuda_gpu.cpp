@@ -8,6 +8,8 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <backends/cuda/program.hpp>
 #include <expressions/layernorm.hpp>
@@ -21,6 +23,7 @@
 #include "expression_cases.hpp"
 #include "ir_samples.hpp"
 #include "naive_reference.hpp"
+#include "precompile.hpp"
 
 using namespace mdh;
 
@@ -36,9 +39,10 @@ int check_configs(const ir::computation& c, const std::vector<std::int64_t>& siz
                   std::vector<test::host_buffer>& want, const lower::device_limits& lim) {
   std::int64_t L = test::reduction_length(c, sizes);
   int n = 0;
-  for (auto& cfg : cfgs) {
-    INFO(c.name, " config: ", lower::to_string(cfg));
-    auto plan = lower::lower(c, sizes, cfg, lim);
+  std::vector<lower::kernel_plan> plans;
+  for (auto& cfg : cfgs) plans.push_back(lower::lower(c, sizes, cfg, lim));
+  for (auto& plan : test::precompiled(std::move(plans), dev())) {
+    INFO(c.name, " config: ", lower::to_string(plan.cfg));
     cuda::program prog(dev(), plan);
     const int launches = plan.blk_combine == lower::block_combine_kind::last_block ? 2 : 1;
     for (int launch = 1; launch <= launches; ++launch) {
@@ -98,9 +102,10 @@ TEST_CASE("CUDA sweep over the IR samples matches the reference") {
     test::naive_reference(s.comp, s.sizes, in, want);
     std::int64_t L = test::reduction_length(s.comp, s.sizes);
     int n = 0;
-    for (auto& cfg : cfgs) {
-      INFO(s.comp.name, " config: ", lower::to_string(cfg));
-      auto plan = lower::lower(s.comp, s.sizes, cfg, lim);
+    std::vector<lower::kernel_plan> plans;
+    for (auto& cfg : cfgs) plans.push_back(lower::lower(s.comp, s.sizes, cfg, lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
+      INFO(s.comp.name, " config: ", lower::to_string(plan.cfg));
       cuda::program prog(dev(), plan);
       const int launches = plan.blk_combine == lower::block_combine_kind::last_block ? 2 : 1;
       for (int launch = 1; launch <= launches; ++launch) {

@@ -4,11 +4,11 @@
 // compiles with NVRTC for sm_90 (in parallel threads); the module cache and error paths work.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <filesystem>
 #include <random>
 #include <thread>
 
+#include <backends/cuda/compile_all.hpp>
 #include <backends/cuda/l2_read.hpp>
 #include <backends/cuda/program.hpp>
 #include <mdh/lower/lower.hpp>
@@ -50,24 +50,10 @@ TEST_CASE("NVRTC compiles the CUDA source of every sample for sm_90") {
   });
 #endif
   cuda::module_cache cache("");  // memory only: every plan really goes through NVRTC
-  std::atomic<std::size_t> next{0};
-  std::vector<std::string> failures(plans.size());
-  auto work = [&] {
-    for (std::size_t k; (k = next++) < plans.size();) {
-      try {
-        auto m = cuda::compile(plans[k], "sm_90", cache);
-        if (m->cubin.empty()) failures[k] = "empty cubin";
-      } catch (const std::exception& e) {
-        failures[k] = e.what();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t)
-    pool.emplace_back(work);
-  for (auto& t : pool) t.join();
+  const auto report =
+      cuda::compile_all(plans, "sm_90", std::max(2u, std::thread::hardware_concurrency()), cache);
   for (std::size_t k = 0; k < plans.size(); ++k)
-    CHECK_MESSAGE(failures[k].empty(), plans[k].name, ": ", failures[k]);
+    CHECK_MESSAGE(report.errors[k].empty(), plans[k].name, ": ", report.errors[k]);
   for (auto& [n, c] : per_comp) MESSAGE(n, ": ", c, " configurations compiled by NVRTC");
   MESSAGE(plans.size(), " of ", drawn, " configurations drawn compiled by NVRTC");
   CHECK(cache.compiles() <= plans.size());
@@ -182,6 +168,38 @@ TEST_CASE("module cache: memory and disk, keyed by source and arch") {
     CHECK(cache.compiles() == 1);
   }
   std::filesystem::remove_all(dir);
+}
+
+// compile_all: the plans side by side into the cache, so that building their programs afterwards
+// runs NVRTC no more; a plan that does not compile is reported by name without stopping the rest.
+TEST_CASE("compile_all compiles plans side by side into the module cache") {
+  auto lim = lower::h200_limits();
+  std::vector<lower::kernel_plan> plans;
+  std::mt19937_64 rng(7);
+  for (auto& s : test::all_samples()) {
+    if (plans.size() == 6) break;
+    plans.push_back(
+        lower::lower(s.comp, s.sizes, lower::random_config(s.comp, s.sizes, lim, rng), lim));
+  }
+  REQUIRE(plans.size() == 6);
+  cuda::module_cache cache("");
+  const auto report = cuda::compile_all(plans, "sm_90", 3, cache);
+  CHECK(report.failed() == 0);
+  CHECK(report.summary(plans).empty());
+  CHECK(cache.compiles() == plans.size());
+  for (auto& p : plans) CHECK(!cuda::compile(p, "sm_90", cache)->cubin.empty());
+  CHECK(cache.compiles() == plans.size());  // found in memory, NVRTC not run again
+  CHECK(cuda::compile_all(plans, "sm_90", 0, cache).failed() == 0);
+  CHECK(cache.compiles() == plans.size());
+
+  // an architecture NVRTC does not know: every plan fails, each named with NVRTC's message
+  const auto bad = cuda::compile_all(std::span(plans).first(2), "sm_10", 2, cache);
+  CHECK(bad.failed() == 2);
+  const std::string text = bad.summary(std::span(plans).first(2));
+  CHECK(text.find("2 of 2 plans did not compile") != std::string::npos);
+  CHECK(text.find(plans[0].name) != std::string::npos);
+  CHECK(text.find(plans[1].name) != std::string::npos);
+  CHECK(bad.errors[0].find("NVRTC compilation of") != std::string::npos);
 }
 
 TEST_CASE("NVRTC errors carry the log and the dumped source") {

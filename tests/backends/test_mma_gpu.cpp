@@ -24,6 +24,7 @@
 #include <tuning/start_configurations.hpp>
 
 #include "mma_cases.hpp"
+#include "precompile.hpp"
 #include "types_cases.hpp"
 
 using namespace mdh;
@@ -161,8 +162,10 @@ TEST_CASE("CUDA: random MMA configurations of every contraction and type match t
     std::mt19937_64 rng(std::hash<std::string>{}(name));
     auto d = test::make_case_data(op, sizes, 23);
     const std::int64_t L = tuning::reduction_length(x, sizes);
-    for (int k = 0; k < 12; ++k) {
-      auto plan = lower::lower(x, sizes, lower::random_mma_config(x, sizes, lim, rng), lim);
+    std::vector<lower::kernel_plan> plans;
+    for (int k = 0; k < 12; ++k)
+      plans.push_back(lower::lower(x, sizes, lower::random_mma_config(x, sizes, lim, rng), lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, L);
       REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
       ++total;
@@ -187,9 +190,12 @@ TEST_CASE(
     const auto& x = op.ir();
     auto d = test::make_case_data(op, s, 41);
     const std::int64_t L = tuning::reduction_length(x, s);
-    for (auto& c : tuning::start_configurations(x, s, lim)) {
-      if (!c.mma.on || (c.mma.fuse_m | c.mma.fuse_n | c.mma.fuse_k) == 0) continue;
-      auto msg = run_and_explain(lower::lower(x, s, c, lim), d, L);
+    std::vector<lower::kernel_plan> plans;
+    for (auto& c : tuning::start_configurations(x, s, lim))
+      if (c.mma.on && (c.mma.fuse_m | c.mma.fuse_n | c.mma.fuse_k) != 0)
+        plans.push_back(lower::lower(x, s, c, lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
+      auto msg = run_and_explain(plan, d, L);
       REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
       ++total;
     }
@@ -216,8 +222,11 @@ TEST_CASE("CUDA: MMA matmuls at odd and BERT sizes match the reference") {
   std::mt19937_64 rng(11);
   auto check = [&](const auto& op, std::vector<std::int64_t> s, int configs) {
     auto d = test::make_case_data(op, s, 5);
-    for (int k = 0; k < configs; ++k) {
-      auto plan = lower::lower(op.ir(), s, lower::random_mma_config(op.ir(), s, lim, rng), lim);
+    std::vector<lower::kernel_plan> plans;
+    for (int k = 0; k < configs; ++k)
+      plans.push_back(
+          lower::lower(op.ir(), s, lower::random_mma_config(op.ir(), s, lim, rng), lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, s[2]);
       REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", msg);
     }
@@ -241,8 +250,10 @@ TEST_CASE("CUDA: MMA configurations with a point-wise epilogue match the referen
     const test::case_data d = epilogue_case_data(op, sizes, 31);
     std::mt19937_64 rng(std::hash<std::string>{}(name));
     const std::int64_t L = tuning::reduction_length(x, sizes);
-    for (int k = 0; k < 8; ++k) {
-      auto plan = lower::lower(x, sizes, lower::random_mma_config(x, sizes, lim, rng), lim);
+    std::vector<lower::kernel_plan> plans;
+    for (int k = 0; k < 8; ++k)
+      plans.push_back(lower::lower(x, sizes, lower::random_mma_config(x, sizes, lim, rng), lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, L);
       REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
       ++total;
@@ -306,8 +317,10 @@ TEST_CASE("CUDA wgmma: random configurations of every contraction and type match
     std::mt19937_64 rng(std::hash<std::string>{}(name) + 2);
     auto d = test::make_case_data(op, sizes, 23);
     const std::int64_t L = tuning::reduction_length(x, sizes);
-    for (int k = 0; k < 12; ++k) {
-      auto plan = lower::lower(x, sizes, lower::random_wgmma_config(x, sizes, lim, rng), lim);
+    std::vector<lower::kernel_plan> plans;
+    for (int k = 0; k < 12; ++k)
+      plans.push_back(lower::lower(x, sizes, lower::random_wgmma_config(x, sizes, lim, rng), lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, L);
       REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
       ++total;
@@ -324,8 +337,11 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
   std::mt19937_64 rng(13);
   auto check = [&](const auto& op, std::vector<std::int64_t> s, int configs) {
     auto d = test::make_case_data(op, s, 5);
-    for (int k = 0; k < configs; ++k) {
-      auto plan = lower::lower(op.ir(), s, lower::random_wgmma_config(op.ir(), s, lim, rng), lim);
+    std::vector<lower::kernel_plan> plans;
+    for (int k = 0; k < configs; ++k)
+      plans.push_back(
+          lower::lower(op.ir(), s, lower::random_wgmma_config(op.ir(), s, lim, rng), lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, s[2]);
       REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", msg);
     }
@@ -344,8 +360,10 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
     const ir::computation& x = op.ir();
     const test::case_data d = epilogue_case_data(op, sizes, 31);
     const std::int64_t L = tuning::reduction_length(x, sizes);
-    for (int k = 0; k < 6; ++k) {
-      auto plan = lower::lower(x, sizes, lower::random_wgmma_config(x, sizes, lim, rng), lim);
+    std::vector<lower::kernel_plan> plans;
+    for (int k = 0; k < 6; ++k)
+      plans.push_back(lower::lower(x, sizes, lower::random_wgmma_config(x, sizes, lim, rng), lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, L);
       REQUIRE_MESSAGE(msg.empty(), name, " ", msg);
       ++total;

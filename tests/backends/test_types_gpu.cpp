@@ -8,10 +8,12 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <backends/cuda/program.hpp>
 
+#include "precompile.hpp"
 #include "types_cases.hpp"
 
 using namespace mdh;
@@ -38,8 +40,10 @@ TEST_CASE("CUDA: bf16, f16 and TF32 cases match mdh::reference over random valid
     std::mt19937_64 rng(std::hash<std::string>{}(name));
     auto d = test::make_case_data(op, sizes, 17);
     const std::int64_t L = test::reduction_length_of(x, sizes);
-    for (auto& cfg : test::case_configs(x, sizes, lim, rng, 30)) {
-      auto plan = lower::lower(x, sizes, cfg, lim);
+    std::vector<lower::kernel_plan> plans;
+    for (auto& cfg : test::case_configs(x, sizes, lim, rng, 30))
+      plans.push_back(lower::lower(x, sizes, cfg, lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
       INFO(lower::to_string(plan));
       auto msg = test::run_and_compare(plan, d, L, run_cuda);
       REQUIRE_MESSAGE(msg.empty(), msg);
@@ -57,10 +61,12 @@ TEST_CASE("CUDA: bf16 and tf32 matmuls at a BERT size match the reference") {
   std::mt19937_64 rng(7);
   auto check = [&](const auto& op) {
     auto d = test::make_case_data(op, s, 5);
-    for (auto& cfg : test::case_configs(op.ir(), s, lim, rng, 10)) {
-      auto plan = lower::lower(op.ir(), s, cfg, lim);
+    std::vector<lower::kernel_plan> plans;
+    for (auto& cfg : test::case_configs(op.ir(), s, lim, rng, 10))
+      plans.push_back(lower::lower(op.ir(), s, cfg, lim));
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = test::run_and_compare(plan, d, 768, run_cuda);
-      REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", lower::to_string(cfg), ": ", msg);
+      REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", lower::to_string(plan.cfg), ": ", msg);
     }
   };
   check(ops::matmul<bf16>());
