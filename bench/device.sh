@@ -30,7 +30,9 @@
 #   ours   - only our kernels (BENCH_CASES=a,b to filter)
 #   profile - ncu of our kernels (PROFILE_CASES) and cuBLAS's (PROFILE_VENDOR_CASES, with a
 #            carried VENDOR_BIN), then our memory-bound cases (FLUSH_CASES) timed after a memset
-#            flush and after a read-only flush, twice alternating (bench/l2_flush.hpp)
+#            flush and after a read-only flush, twice alternating (bench/l2_flush.hpp). Cases with
+#            no parameter file under $PARAMS (bf16/tf32 ones: $PARAMS/bf16, /tf32) profile the
+#            default configuration: the summary names them (bench/untuned_cases.py)
 #   bench  - our kernels (parameter files in $PARAMS) and the peers in the same run, then
 #            bench/RESULTS.md and a short table (BENCH_CASES=a,b: only those, on every side)
 #   layer  - the BERT encoder layer (issue 20) at LAYER_SHAPES (default "16x128 8x512") in
@@ -361,6 +363,10 @@ for m in "${modes[@]}"; do
       "${sections[@]}" --csv --page details "$BIN"/bench/mdh_bench --params "$PARAMS" \
       --cases "$pc" --reps 1 --out "$OUT/ncu_ours.json" >"$OUT/ncu_ours.csv" 2>"$OUT/ncu_ours.err"
     summary+=("ncu ours: rc=$? ($(grep -c '"gpu__time_duration.sum"\|Duration' "$OUT/ncu_ours.csv") duration rows)")
+    # a case without a parameter file in $PARAMS (for its type) profiles the default
+    # configuration, which says nothing about the tuned kernel: say which, where it shows
+    untuned=$(python3 bench/untuned_cases.py "$OUT/ncu_ours.json" 2>/dev/null)
+    [ -z "$untuned" ] || summary+=("ncu ours: UNTUNED (no parameter file under $PARAMS, the default configuration profiled): $untuned")
     vc=${PROFILE_VENDOR_CASES:-matmul_768x3072,matmul_16x1000x2048,dot,matvec}
     vbin=${VENDOR_BIN:-}  # built here: nvcc ... bench/peers/vendor.cu (bench/README.md), carried
     site=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)

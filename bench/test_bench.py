@@ -22,6 +22,7 @@ import cases as cases_mod  # noqa: E402
 import convergence_report  # noqa: E402
 import frameworks  # noqa: E402
 import report  # noqa: E402
+import untuned_cases  # noqa: E402
 
 TESTS = []
 
@@ -312,6 +313,26 @@ def convergence_report_draws_or_says_why_not():
             assert os.path.exists(p) and os.path.getsize(p) > 10000, png
         assert not os.path.exists(os.path.join(tmp, "plots", "empty.png"))
         assert "`plots/a.png`" in md and "`convergence_all.png`" in md, md
+
+
+@test
+def untuned_cases_names_the_default_configured_ones():
+    doc = {"cases": {"softmax_bf16": {"ok": True, "tuned": False, "graph_us": 40.0},
+                     "dot_bf16": {"ok": True, "tuned": True, "graph_us": 28.6},
+                     "broken": {"ok": False, "error": "NVRTC ..."},
+                     "layernorm_bf16": {"ok": True, "tuned": False}}}
+    assert untuned_cases.untuned(doc["cases"]) == ["softmax_bf16", "layernorm_bf16"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "ours.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        rc, out = run_quiet(untuned_cases.main, ["untuned_cases.py", path])
+        assert rc == 0 and out == "softmax_bf16,layernorm_bf16\n", out
+        doc["cases"] = {"dot_bf16": {"ok": True, "tuned": True}}
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        rc, out = run_quiet(untuned_cases.main, ["untuned_cases.py", path])
+        assert rc == 0 and out == "\n", out
 
 
 def main():
