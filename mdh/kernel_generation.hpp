@@ -28,6 +28,9 @@ namespace mdh {
 //  8: 16-bit buffers (bf16, f16) read and written as vectors along vec / vec_pw groups (2, 4
 //     or 8 elements: up to 16 bytes) instead of element by element; their spaces offer 8
 //     (2026-11-28).
-inline constexpr int kernel_generation = 8;
+//  9: where every output is 16-bit, float exp and division print as ex2.approx and
+//     div.full.f32 (kernel_plan::approx_math; the bf16 softmax was issue-bound on the IEEE
+//     ones) (2026-11-28).
+inline constexpr int kernel_generation = 9;
 
 }  // namespace mdh

@@ -24,7 +24,26 @@ class dialect final : public lower::c_dialect {
                              [](const lower::vector_group& g) { return g.width == 8; });
         }))
       s += ushort8;
+    if (any([](auto* p) { return p->approx_math; })) s += approx_helpers;
     return s;
+  }
+  // kernel_plan::approx_math: ex2.approx of x * log2(e) (relative error below 2^-16 for
+  // |x| < 88; results below 2^-126 flush to zero, as bf16's few subnormals then do) and
+  // div.full.f32 (full range, 2 ulp).
+  static constexpr const char* approx_helpers =
+      "// float exp and division for results rounded to 16 bits: errors far below that rounding\n"
+      "static __device__ __forceinline__ float mdh_exp_approx(float x) {\n"
+      "  float y;\n"
+      "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x * 1.44269504f));\n"
+      "  return y;\n"
+      "}\n"
+      "static __device__ __forceinline__ float mdh_div_approx(float a, float b) {\n"
+      "  float q;\n"
+      "  asm(\"div.full.f32 %0, %1, %2;\" : \"=f\"(q) : \"f\"(a), \"f\"(b));\n"
+      "  return q;\n"
+      "}\n";
+  std::string approx_math(ir::op o) const override {
+    return o == ir::op::exp ? "mdh_exp_approx" : o == ir::op::div ? "mdh_div_approx" : "";
   }
   // Eight 16-bit elements as one 16-byte load or store (CUDA has no ushort8).
   static constexpr const char* ushort8 =

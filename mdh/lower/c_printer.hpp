@@ -47,6 +47,9 @@ class c_dialect {
   // (between the stages of a fused kernel).
   virtual std::string barrier_with_global() const = 0;
   virtual std::string math(ir::op o, scalar_type t) const = 0;  // e.g. "expf"
+  // The function computing float `o` (exp, div) approximately for a plan with approx_math, or ""
+  // where the dialect keeps the exact one. Its definition is in prelude() for such plans.
+  virtual std::string approx_math(ir::op) const { return {}; }
   virtual std::string infinity(scalar_type t) const = 0;
   virtual std::string nan(scalar_type t) const = 0;
   virtual std::string int64_suffix() const = 0;
@@ -296,6 +299,11 @@ class c_printer {
     return "0";
   }
 
+  // The dialect's approximation of float node x where the plan allows one, else "".
+  std::string approx(const ir::node& x) const {
+    return p_.approx_math && x.type == scalar_type::f32 ? d_.approx_math(x.kind) : std::string();
+  }
+
   // Prints the nodes of f as `const T vN = ...;` lines; args are named by `arg`.
   void print_nodes(const ir::scalar_function& f, const std::vector<std::string>& arg) {
     for (std::size_t n = 0; n < f.nodes.size(); ++n) {
@@ -323,6 +331,11 @@ class c_printer {
             e = "(" + v(x.a) + " < 0 ? -" + v(x.a) + " : " + v(x.a) + ")";
           break;
         case op::exp:
+          if (std::string a = approx(x); !a.empty()) {
+            e = a + "(" + v(x.a) + ")";
+            break;
+          }
+          [[fallthrough]];
         case op::log:
         case op::sqrt:
         case op::tanh:
@@ -342,9 +355,12 @@ class c_printer {
           e = bin("*");
           break;
         case op::div:
-          e = x.type == scalar_type::f32 && !f32_division_.empty()
-                  ? f32_division_ + "(" + v(x.a) + ", " + v(x.b) + ")"
-                  : bin("/");
+          if (x.type == scalar_type::f32 && !f32_division_.empty())
+            e = f32_division_ + "(" + v(x.a) + ", " + v(x.b) + ")";
+          else if (std::string a = approx(x); !a.empty())
+            e = a + "(" + v(x.a) + ", " + v(x.b) + ")";
+          else
+            e = bin("/");
           break;
         case op::min:
           e = v(x.b) + " < " + v(x.a) + " ? " + v(x.b) + " : " + v(x.a);

@@ -42,6 +42,17 @@ inline bool converts_f64_to_float16(const ir::computation& c) {
   return false;
 }
 
+// True when a function of c (f, the custom operator, the epilogue's f) computes a float exp or
+// division: what kernel_plan::approx_math approximates.
+inline bool uses_f32_exp_or_division(const ir::computation& c) {
+  for (auto* f : {&c.f, &c.reduction.custom, c.epilogue ? &c.epilogue->f : nullptr})
+    if (f)
+      for (auto& n : f->nodes)
+        if ((n.kind == ir::op::exp || n.kind == ir::op::div) && n.type == scalar_type::f32)
+          return true;
+  return false;
+}
+
 // The C expression converting `e` of type `from` to type `to`, spelled `to_spelling`. Between
 // types other than bf16/f16 a C cast (what fp32 kernels have always printed).
 inline std::string convert_expr(const std::string& e, scalar_type from, scalar_type to,

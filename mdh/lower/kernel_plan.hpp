@@ -183,6 +183,10 @@ struct kernel_plan {
   thread_combine thr_combine = thread_combine::shared_tree;
   block_combine_kind blk_combine = block_combine_kind::none;
   bool index64 = false;  // some buffer has >= 2^31 elements: index with 64-bit integers
+  // Every output is bf16 or f16 and a function computes a float exp or division: those may take
+  // the dialect's approximations (c_dialect::approx_math), whose error lies far below the 16-bit
+  // rounding of the results.
+  bool approx_math = false;
   // last block only: the unroll factor of its loop over the partials, so that independent loads
   // are in flight together (combines pass; the _final kernel's loop stays rolled)
   std::int64_t last_block_unroll = 0;
@@ -280,7 +284,9 @@ inline std::string to_string(const kernel_plan& p) {
   }
   os << "plan " << p.name << "\n" << ir::to_string(p.comp) << "\nsizes";
   for (auto s : p.sizes) os << " " << s;
-  os << "\nconfig " << to_string(p.cfg) << "\ndevice " << p.limits.name << "\n\n";
+  os << "\nconfig " << to_string(p.cfg) << "\ndevice " << p.limits.name << "\n";
+  if (p.approx_math) os << "math: float exp and division approximate (every output is 16-bit)\n";
+  os << "\n";
   if (p.mma.on) {
     std::vector<std::string> names;
     for (auto& d : p.comp.dims) names.push_back(d.name);

@@ -13,6 +13,7 @@
 #include <mdh/ir/computation.hpp>
 #include <mdh/ir/hash.hpp>
 #include <mdh/lower/config.hpp>
+#include <mdh/lower/conversions.hpp>
 #include <mdh/lower/copy_schedule.hpp>
 #include <mdh/lower/device_limits.hpp>
 #include <mdh/lower/edge_tiles.hpp>
@@ -114,6 +115,12 @@ inline void global_buffers(kernel_plan& p) {
   for (std::size_t k = 0; k < outs.size(); ++k) p.outputs.push_back(make(outs[k], "out", k));
   if (p.points * std::max<std::int64_t>(p.red_blocks, 1) >= (std::int64_t(1) << 31))
     p.index64 = true;
+  // Results rounded to 16 bits (2^-9 relative for bf16, 2^-12 for f16) do not need IEEE float
+  // exp and division: their slow paths and range reductions made the bf16 softmax issue-bound.
+  p.approx_math = !p.outputs.empty() && uses_f32_exp_or_division(p.comp) &&
+                  std::all_of(p.outputs.begin(), p.outputs.end(), [](const global_buffer& g) {
+                    return g.type == scalar_type::bf16 || g.type == scalar_type::f16;
+                  });
 }
 
 // The box of iteration space one block step touches in dimension d (see smem_tile).

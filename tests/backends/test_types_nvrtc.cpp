@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <backends/cuda/program.hpp>
+#include <backends/opencl/emit.hpp>
 
 #include "types_cases.hpp"
 
@@ -112,4 +113,39 @@ TEST_CASE("CUDA source of a fused pair whose stages need different helpers defin
   CHECK(count("// CUDA C++ for NVRTC") == 1);
   cuda::module_cache cache("");
   CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+}
+
+// kernel_plan::approx_math: where every output is 16-bit, float exp and division take
+// ex2.approx and div.full.f32 (their errors lie far below the results' rounding); a computation
+// with a float output keeps the IEEE functions, and the OpenCL dialect has no approximations.
+TEST_CASE("CUDA source approximates float exp and division only where every output is 16-bit") {
+  auto lim = lower::h200_limits();
+  const std::vector<std::int64_t> s{64, 100};
+  auto bf = fuse("softmax", ops::softmax_stats<bf16>(), ops::softmax_normalize<bf16>());
+  auto bf_plan = lower::lower(bf.ir(), s, lower::default_config(bf.ir(), s), lim);
+  REQUIRE(bf_plan.stages.size() == 2);
+  CHECK(bf_plan.stages[0].approx_math);  // M and S are bf16
+  CHECK(bf_plan.stages[1].approx_math);
+  CHECK(lower::to_string(bf_plan).find("math: float exp and division approximate") !=
+        std::string::npos);
+  const std::string bf_src = cuda::emit(bf_plan);
+  CHECK(bf_src.find("= (float)(mdh_exp_approx(") != std::string::npos);
+  CHECK(bf_src.find("= (float)(mdh_div_approx(") != std::string::npos);
+  CHECK(bf_src.find("expf(") == std::string::npos);
+  CHECK(bf_src.find("(float)(v5 / v7)") == std::string::npos);  // the IEEE division
+  CHECK(opencl::emit(bf_plan).find("mdh_exp_approx") == std::string::npos);
+
+  auto f32 = fuse("softmax", ops::softmax_stats<float>(), ops::softmax_normalize<float>());
+  auto f32_plan = lower::lower(f32.ir(), s, lower::default_config(f32.ir(), s), lim);
+  CHECK_FALSE(f32_plan.stages[0].approx_math);
+  const std::string f32_src = cuda::emit(f32_plan);
+  CHECK(f32_src.find("expf(") != std::string::npos);
+  CHECK(f32_src.find("mdh_exp_approx") == std::string::npos);
+  CHECK(f32_src.find("mdh_div_approx") == std::string::npos);
+
+  cuda::module_cache cache("");
+  for (const auto* p : {&bf_plan, &f32_plan}) {
+    CHECK(!cuda::compile(*p, "sm_90", cache)->cubin.empty());
+    CHECK(!cuda::compile(*p, "sm_75", cache)->cubin.empty());
+  }
 }
