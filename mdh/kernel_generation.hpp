@@ -31,6 +31,9 @@ namespace mdh {
 //  9: where every output is 16-bit, float exp and division print as ex2.approx and
 //     div.full.f32 (kernel_plan::approx_math; the bf16 softmax was issue-bound on the IEEE
 //     ones) (2026-11-28).
-inline constexpr int kernel_generation = 9;
+// 10: a fused pair's second stage reads an input the first stage read alike (same thread, same
+//     register slot) from the first stage's registers (fuse.hpp keep_in_registers), its rm-step
+//     loops unrolled (2026-11-28).
+inline constexpr int kernel_generation = 10;
 
 }  // namespace mdh

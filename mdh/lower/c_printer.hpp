@@ -243,6 +243,18 @@ class c_printer {
               " stages; each block reads only what its own earlier stages wrote.");
     out_.line(d_.kernel_head(p_, k) + k.name + "(" + params() + ") {");
     if (p_.shared_bytes > 0) out_.line(d_.shared_pool(p_.shared_bytes));
+    for (const register_keep& k : p_.stages[0].keeps)
+      out_.line(d_.type(p_.stages[0].inputs[k.input].type) + " " + k.array + "[" +
+                detail::num(p_.stages[0].keep_slots) + "];  // " +
+                p_.stages[0].comp.inputs[k.input].name +
+                " as the first stage reads it, for the second (keep_in_registers)");
+    if (!p_.stages[0].keeps.empty()) {  // defined everywhere (PoCL, see print_main)
+      pragma_unroll();
+      out_.line("for (int a = 0; a < " + detail::num(p_.stages[0].keep_slots) + "; ++a) {");
+      for (const register_keep& k : p_.stages[0].keeps)
+        out_.line(k.array + "[a] = (" + d_.type(p_.stages[0].inputs[k.input].type) + ")0;");
+      out_.line("}");
+    }
     for (std::size_t s = 0; s < p_.stages.size(); ++s) {
       if (s > 0) {
         out_.line("// stage " + std::to_string(s - 1) +
@@ -951,7 +963,8 @@ class c_printer {
     for (auto j : p_.concat_dims)
       open_loop("s" + std::to_string(j), p_.dims[j].n_sm, false, "sm tiles of " + p_.dims[j].name);
     for (auto j : p_.concat_dims) {
-      open_loop("q" + std::to_string(j), p_.dims[j].n_rm, false, "rm steps of " + p_.dims[j].name);
+      open_loop("q" + std::to_string(j), p_.dims[j].n_rm, p_.unroll_concat_steps,
+                "rm steps of " + p_.dims[j].name);
     }
     for (auto j : p_.concat_dims) {
       const auto& d = p_.dims[j];
@@ -1127,6 +1140,7 @@ class c_printer {
           if (std::find(rd.vector_groups.begin(), rd.vector_groups.end(), gi) ==
               rd.vector_groups.end())
             continue;
+          if (const register_keep* kp = keep_of(p_, rd.input); kp && !kp->store) continue;
           const auto& a = p_.comp.inputs[rd.input].accesses[rd.access];
           const global_buffer& g = p_.inputs[rd.input];
           if (shifted(rd, gi)) {
@@ -1166,6 +1180,12 @@ class c_printer {
       const input_read& rd = p_.reads[arg];
       const std::string A = std::to_string(arg);
       const std::string T = d_.type(p_.inputs[rd.input].type);
+      const register_keep* keep = keep_of(p_, rd.input);
+      if (keep && !keep->store) {  // the first stage read it into this thread's registers
+        out_.line("const " + T + " x" + A + " = " + keep->array + "[" + keep_slot() + "];");
+        call += "x" + A + ", ";
+        continue;
+      }
       std::string value = load(rd.input, p_.comp.inputs[rd.input].accesses[rd.access]);
       for (auto gi : rd.vector_groups) {  // the lane of the group's vector, else a scalar load
         const std::string P = prefix(groups[gi]);
@@ -1188,6 +1208,8 @@ class c_printer {
         value = P + "vg ? ((const " + T + "*)&w" + P + A + ")[" + P + "rl] : " + value;
       }
       out_.line("const " + T + " x" + A + " = " + value + ";");
+      if (keep)
+        out_.line(keep->array + "[" + keep_slot() + "] = x" + A + ";  // for the next stage");
       call += "x" + A + ", ";
     }
     for (std::size_t r = 0; r < m; ++r) {
@@ -1210,6 +1232,24 @@ class c_printer {
     for (std::size_t j = 0; j < reg.size() + groups.size(); ++j) out_.line("}");
     for (std::size_t j = 0; j < p_.reduce_dims.size(); ++j) out_.line("}");  // rm steps
     register_loops_ = false;
+  }
+
+  // The slot of the current element in the kept arrays (kernel_plan::keep_weight).
+  std::string keep_slot() const {
+    std::string s;
+    for (std::size_t d = 0; d < p_.dims.size(); ++d) {
+      const dim_plan& x = p_.dims[d];
+      const std::int64_t w = p_.keep_weight.at(d);
+      if (x.n_rm * x.t_rm == 1) continue;
+      const std::string D = std::to_string(d);
+      std::string slot = x.n_rm == 1   ? "r" + D
+                         : x.t_rm == 1 ? "q" + D
+                                       : "q" + D + " * " + detail::num(x.t_rm) + " + r" + D;
+      if (w != 1)
+        slot = (x.n_rm == 1 || x.t_rm == 1 ? slot : "(" + slot + ")") + " * " + detail::num(w);
+      s += (s.empty() ? "" : " + ") + slot;
+    }
+    return s.empty() ? "0" : s;
   }
 
   static bool shifted(const input_read& rd, std::size_t group) {

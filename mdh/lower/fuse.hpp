@@ -144,6 +144,60 @@ inline std::array<kernel_plan, 2> lower_stages(const fused_config& cfg, const ir
 }
 }  // namespace detail
 
+// The keep_in_registers pass: the inputs of the first stage that the second reads again, taken
+// from the first stage's registers where both stages give every element of them to the same
+// thread at the same register slot. Then the second stage reads each such row once, not twice
+// (the second read waited on L2 after the barrier: the bf16 layernorm's stages are
+// latency-bound). Conditions, each needed for the slot to be a constant on both sides: every
+// dimension mapped alike (same layout, thread and block axes) in one sm tile per block; the
+// first stage's ++ dimensions in one rm step (their loop holds the barriers of its combine) and
+// both stages' reduction steps unrolled; each stage reads the input through one access, the same
+// one, and the second has no shared tile of it; at most 32 slots per thread (registers, not local
+// memory).
+inline void keep_in_registers(const ir::fused& f, kernel_plan& s1, kernel_plan& s2) {
+  constexpr std::int64_t max_slots = 32;
+  std::int64_t slots = 1;
+  std::vector<std::int64_t> weight(s1.dims.size(), 0);
+  for (std::size_t d = s1.dims.size(); d-- > 0;) {
+    const dim_plan &a = s1.dims[d], &b = s2.dims[d];
+    if (a.elements != b.elements || a.thr_axis != b.thr_axis || a.thr_stride != b.thr_stride ||
+        a.blk_axis != b.blk_axis || a.blk_stride != b.blk_stride || a.n_sm != 1 || b.n_sm != 1)
+      return;
+    if (a.role == dim_role::reduce ? a.n_rm > 1 && !s1.unroll_reduce_steps : a.n_rm != 1) return;
+    if (b.role == dim_role::reduce && b.n_rm > 1 && !s2.unroll_reduce_steps) return;
+    weight[d] = slots;
+    slots *= a.n_rm * a.t_rm;
+  }
+  if (slots > max_slots) return;
+  auto single_read = [](const kernel_plan& p, std::size_t input) -> const input_read* {
+    const input_read* found = nullptr;
+    for (auto& r : p.reads)
+      if (r.input == input) {
+        if (found) return nullptr;
+        found = &r;
+      }
+    return found;
+  };
+  for (std::size_t k = 0; k < s2.inputs.size(); ++k) {
+    const ir::fused_source& src = f.second_inputs.at(k);
+    if (src.from_first_output || src.index >= f.first.inputs.size()) continue;
+    const input_read* r1 = single_read(s1, src.index);
+    const input_read* r2 = single_read(s2, k);
+    if (!r1 || !r2 ||
+        f.first.inputs[src.index].accesses[r1->access] != f.second.inputs[k].accesses[r2->access])
+      continue;
+    if (std::any_of(s2.tiles.begin(), s2.tiles.end(),
+                    [k](const smem_tile& t) { return t.input == k; }))
+      continue;  // the second stage copies it to shared memory (and reads every slot there)
+    const std::string array = "mdh_keep" + std::to_string(s1.keeps.size());
+    s1.keeps.push_back({src.index, array, true});
+    s2.keeps.push_back({k, array, false});
+  }
+  if (s1.keeps.empty()) return;
+  for (auto* s : {&s1, &s2}) s->keep_slots = slots, s->keep_weight = weight;
+  s2.unroll_concat_steps = true;
+}
+
 // Checks both stages (each error prefixed with its stage) and the fusion rules; throws
 // mdh::error naming the parameter and the rule.
 inline void check(const fused_config& cfg, const ir::fused& f,
@@ -186,7 +240,10 @@ inline fused_config default_config(const ir::fused& f, const std::vector<std::in
 // them).
 inline kernel_plan lower(const ir::fused& f, const std::vector<std::int64_t>& sizes,
                          const fused_config& cfg, const device_limits& limits) {
-  auto [s1, s2] = detail::lower_stages(cfg, f, sizes, limits, pass_dumper());
+  const passes::pass_observer after = pass_dumper();
+  auto [s1, s2] = detail::lower_stages(cfg, f, sizes, limits, after);
+  keep_in_registers(f, s1, s2);
+  if (after) after("keep_in_registers", s1), after("keep_in_registers", s2);
   for (std::size_t k = 0; k < s2.inputs.size(); ++k) {
     const auto& src = f.second_inputs.at(k);
     s2.inputs[k].name = (src.from_first_output ? "out" : "in") + std::to_string(src.index);

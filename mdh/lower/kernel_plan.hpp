@@ -108,6 +108,18 @@ struct input_read {
   friend bool operator==(const input_read&, const input_read&) = default;
 };
 
+// A fused pair's input that the second stage takes from the first stage's registers instead of
+// reading it again (fuse.hpp, keep_in_registers): both stages map its elements to threads and
+// register slots alike, so the first stores each element where it reads it, at slot
+// sum_d (q<d> * t_rm_d + r<d>) * weight_d of the thread's array `array`, and the second reads
+// it there.
+struct register_keep {
+  std::size_t input = 0;  // the stage's input
+  std::string array;      // declared by the fused kernel before its stages
+  bool store = false;     // true: the first stage (stores what it reads); false: the second
+  friend bool operator==(const register_keep&, const register_keep&) = default;
+};
+
 // One write of a result: access `access` of output `output`; vector_store when the write loop
 // walks the vec group and this access stores the group's elements as one vector.
 struct output_write {
@@ -200,9 +212,16 @@ struct kernel_plan {
   std::vector<vector_group> vector_groups;  // of the register loops, vec's first
   std::vector<std::size_t> register_order;  // register loops, outermost first
   bool unroll_reduce_steps = false;         // the rm-step loops of the reduction dims
-  std::vector<input_read> reads;            // the scalar function's arguments, in order
-  bool vector_write = false;                // the write loop walks vector_groups[0] (vec)
-  std::vector<output_write> writes;         // every access of every output, in order
+  // Inputs kept in registers between the stages of a fused pair (fuse.hpp), the slots per
+  // thread, each dimension's slot weight, and whether the rm-step loops of the ++ dims are
+  // unrolled (a kept element's slot must be a constant).
+  std::vector<register_keep> keeps;
+  std::int64_t keep_slots = 0;
+  std::vector<std::int64_t> keep_weight;
+  bool unroll_concat_steps = false;
+  std::vector<input_read> reads;     // the scalar function's arguments, in order
+  bool vector_write = false;         // the write loop walks vector_groups[0] (vec)
+  std::vector<output_write> writes;  // every access of every output, in order
   copy_schedule copies;
 
   std::vector<kernel> kernels;  // launched in this order
@@ -255,6 +274,13 @@ inline const kernel& main_kernel(const kernel_plan& p) {
   for (auto& k : p.kernels)
     if (k.kind == kernel_kind::main) return k;
   throw internal_error("kernel plan " + p.name + " has no main kernel");
+}
+
+// The keep of stage input `input`, or nullptr.
+inline const register_keep* keep_of(const kernel_plan& p, std::size_t input) {
+  for (auto& k : p.keeps)
+    if (k.input == input) return &k;
+  return nullptr;
 }
 
 // A readable dump: the loop nest with its bounds, tiles, combines and launches (.plan.txt).
@@ -324,7 +350,8 @@ inline std::string to_string(const kernel_plan& p) {
   };
   os << "\nloop nest (per thread):\n"
      << "  for sm tiles of [" << names(p.concat_dims) << "]\n"
-     << "   for rm steps of [" << names(p.concat_dims) << "]\n";
+     << "   for rm steps of [" << names(p.concat_dims) << "]"
+     << (p.unroll_concat_steps ? " (unrolled)" : "") << "\n";
   if (!p.scan_dims.empty())
     os << "    carry = identity\n    for sm tiles, rm steps of [" << names(p.scan_dims) << "]\n";
   os << "     acc[" << p.acc_count << "] = identity\n"
@@ -359,11 +386,20 @@ inline std::string to_string(const kernel_plan& p) {
     os << "         vector group: " << p.dims[g.dim].name << " in groups of " << g.width << "\n";
   for (std::size_t a = 0; a < p.reads.size(); ++a) {
     const auto& r = p.reads[a];
+    const register_keep* keep = keep_of(p, r.input);
     os << "         arg " << a << ": " << p.comp.inputs[r.input].name << " access " << r.access
-       << (p.tiles.end() != std::find_if(p.tiles.begin(), p.tiles.end(),
-                                         [&](const smem_tile& t) { return t.input == r.input; })
-               ? " from its tile"
-               : " from global memory");
+       << (keep && !keep->store ? " from the first stage's registers (" + keep->array + ")"
+           : p.tiles.end() != std::find_if(p.tiles.begin(), p.tiles.end(),
+                                           [&](const smem_tile& t) { return t.input == r.input; })
+               ? std::string(" from its tile")
+               : std::string(" from global memory"))
+       << (keep && keep->store
+               ? ", kept in " + keep->array + " (" + std::to_string(p.keep_slots) + " per thread)"
+               : std::string());
+    if (keep && !keep->store) {
+      os << "\n";
+      continue;
+    }
     for (auto g : r.vector_groups)
       os << ", " << p.vector_groups[g].width * std::int64_t(size_of(p.inputs[r.input].type))
          << "-byte vector loads along " << p.dims[p.vector_groups[g].dim].name

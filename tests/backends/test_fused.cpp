@@ -294,6 +294,48 @@ TEST_CASE("fused softmax and layernorm on OpenCL match the reference of both sta
   CHECK(n > 6);  // more than the six default configurations
 }
 
+// keep_in_registers (fuse.hpp): where both stages give each element of X to the same thread and
+// register slot, the second stage reads X from the first's registers, not from memory again.
+TEST_CASE("fused pairs keep the row the first stage read in registers for the second") {
+  auto lim = ctx().limits();
+  lim.name = "pocl-cpu";
+  auto check_kept = [&](const auto& f, const std::vector<std::int64_t>& sizes, std::int64_t slots) {
+    INFO(f.name());
+    auto cfg = lower::default_config(f.ir(), sizes);
+    auto plan = lower::lower(f.ir(), sizes, cfg, lim);
+    REQUIRE(plan.stages[1].keeps.size() == 1);
+    CHECK(plan.stages[0].keeps[0].store);
+    CHECK(plan.stages[0].keeps[0].input == 0);  // X
+    CHECK_FALSE(plan.stages[1].keeps[0].store);
+    CHECK(plan.stages[0].keep_slots == slots);
+    CHECK(plan.stages[1].unroll_concat_steps);
+    CHECK(lower::to_string(plan).find("from the first stage's registers (mdh_keep0)") !=
+          std::string::npos);
+    const std::string src = opencl::emit(plan);
+    const auto second = src.find("{  // ---- stage ", src.find("{  // ---- stage ") + 1);
+    REQUIRE(second != std::string::npos);
+    CHECK(src.find("mdh_keep0[" + std::to_string(slots) + "];") < second);  // declared first
+    CHECK(src.find("] = x0;  // for the next stage") < second);
+    CHECK(src.find("in0[", second) == std::string::npos);  // X is not read again
+    CHECK(src.find("= mdh_keep0[", second) != std::string::npos);
+    std::vector<test::host_buffer> in, want;
+    make_data(f, sizes, 21, in, want);
+    auto o = test::check_opencl(ctx(), plan, in, want, test::reduction_length(f.ir().first, sizes));
+    CHECK_MESSAGE(o.mismatch.empty(), o.mismatch);
+
+    // the second stage walking its rows with another thread mapping reads X itself (where
+    // that mapping differs: with one thread or one slot per row, strided is blocked)
+    cfg.second.dims[1].strided = !cfg.second.dims[1].strided;
+    auto other = lower::lower(f.ir(), sizes, cfg, lim);
+    const bool differs = other.stages[1].dims[1].elements != plan.stages[1].dims[1].elements;
+    CHECK(differs == other.stages[1].keeps.empty());
+    CHECK(differs == (opencl::emit(other).find("mdh_keep") == std::string::npos));
+    return differs;
+  };
+  CHECK(check_kept(softmax_pair(), {8, 128}, 4));  // the other mapping differs here
+  check_kept(layernorm_pair(5), {64, 5}, 5);
+}
+
 TEST_CASE("tuning a fused pair on OpenCL writes a usable parameter file") {
   namespace fs = std::filesystem;
   auto dir = fs::temp_directory_path() / ("mdh_fused_tune_" + std::to_string(::getpid()));
@@ -355,6 +397,41 @@ TEST_CASE("fused kernels compile with NVRTC for sm_90") {
   sweep(map_then_rowsum(), {1000, 300});
   sweep(map_then_scan(), {1000, 300});
   CHECK(n == 28);
+}
+
+// The BERT layer's bf16 layernorm as tuned on the H200 (params/h200/bert_layer/bf16): 12 slots
+// of X per thread kept between the stages, in registers (no local memory in the PTX), and X
+// read once: the second stage's only loads from global are gamma, beta and the statistics.
+TEST_CASE("fused bf16 layernorm keeps its row in registers (PTX)") {
+  auto f = fuse("layernorm", ops::layernorm_stats<bf16>(), ops::layernorm_normalize<bf16>(768));
+  const std::vector<std::int64_t> sizes{2048, 768};
+  const std::string common =
+      "blk_0=128 blk_1=1 blk_combine=1 blk_map_0=0 blk_map_1=0 prefetch=0 strided_0=1 strided_1=0 "
+      "t_rm_0=1 t_rm_1=4 t_sm_0=32 t_sm_1=768 thr_0=16 thr_1=64 thr_map_0=0 thr_map_1=0 ";
+  lower::fused_config cfg{
+      lower::config_from_string(
+          common + "cache_0=0 pad_0=0 thr_combine=1 transpose_0=0 vec=1 vec_pw=2", f.ir().first),
+      lower::config_from_string(
+          common + "cache_0=0 cache_1=0 cache_2=0 cache_3=0 cache_4=0 pad_0=0 pad_1=0 pad_2=0 "
+                   "pad_3=0 pad_4=0 thr_combine=0 transpose_0=0 transpose_1=0 transpose_2=0 "
+                   "transpose_3=0 transpose_4=0 vec=4",
+          f.ir().second)};
+  auto plan = lower::lower(f.ir(), sizes, cfg, lower::h200_limits());
+  REQUIRE(plan.stages[1].keeps.size() == 1);
+  CHECK(plan.stages[0].keep_slots == 12);  // 3 rm steps of 4 slots along the row
+  const std::string src = cuda::emit(plan);
+  CHECK(src.find("unsigned short mdh_keep0[12];") != std::string::npos);
+  CHECK(src.find("mdh_keep0[q1 * 4 + r1] = x0;") != std::string::npos);
+  auto mod = cuda::compile_uncached(src, plan.name, "compute_90");
+  REQUIRE(!mod.ptx.empty());
+  CHECK(mod.ptx.find(".local") == std::string::npos);
+  const auto bar = mod.ptx.find("bar.sync");
+  REQUIRE(bar != std::string::npos);
+  int after = 0;
+  for (auto at = mod.ptx.find("ld.global.", bar); at != std::string::npos;
+       at = mod.ptx.find("ld.global.", at + 1))
+    ++after;
+  CHECK(after == 3 * 2 + 2);  // gamma and beta per rm step (4 elements each), S and Q
 }
 
 // Found on the H200: with the statistics M and S declared `__restrict__`, NVRTC hoisted the
