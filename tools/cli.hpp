@@ -193,6 +193,13 @@ inline std::vector<std::string> split_commas(const std::string& s) {
   }
 }
 
+// {"a", "b"} -> "a, b": names listed in an error message.
+inline std::string join_commas(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 inline std::vector<std::int64_t> parse_sizes(const std::string& s) {
   std::vector<std::int64_t> v;
   for (const std::string& part : split_commas(s))
@@ -409,10 +416,10 @@ int tune_on(Target& target, const Comp& comp, const options& o) {
     const auto it = std::find_if(inputs.begin(), inputs.end(),
                                  [&](const mdh::ir::buffer& b) { return b.name == name; });
     if (it == inputs.end()) {
-      std::string list;
-      for (auto& b : inputs) list += (list.empty() ? "" : ", ") + b.name;
+      std::vector<std::string> names;
+      for (auto& b : inputs) names.push_back(b.name);
       fail_usage("--warm-inputs: '" + name + "' is not an input of '" + c.name +
-                 "' (its inputs: " + list + ")");
+                 "' (its inputs: " + join_commas(names) + ")");
     }
     t.warm_inputs.push_back(std::size_t(it - inputs.begin()));
   }

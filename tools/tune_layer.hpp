@@ -140,9 +140,8 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
       const auto& known_stages = bert_stage_names();
       for (std::string& name : split_commas(v)) {
         if (std::find(known_stages.begin(), known_stages.end(), name) == known_stages.end()) {
-          std::string list;
-          for (auto& k : known_stages) list += (list.empty() ? "" : ", ") + k;
-          fail_usage("--stages: unknown stage '" + name + "' (the stages: " + list + ")");
+          fail_usage("--stages: unknown stage '" + name +
+                     "' (the stages: " + join_commas(known_stages) + ")");
         }
         o.stages.push_back(std::move(name));
       }
