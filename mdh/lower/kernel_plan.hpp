@@ -276,6 +276,13 @@ inline const kernel& main_kernel(const kernel_plan& p) {
   throw internal_error("kernel plan " + p.name + " has no main kernel");
 }
 
+// Whether every output of p is bf16 or f16 (results rounded to 16 bits).
+inline bool all_outputs_16_bit(const kernel_plan& p) {
+  return !p.outputs.empty() &&
+         std::all_of(p.outputs.begin(), p.outputs.end(),
+                     [](const global_buffer& g) { return is_float16(g.type); });
+}
+
 // The keep of stage input `input`, or nullptr.
 inline const register_keep* keep_of(const kernel_plan& p, std::size_t input) {
   for (auto& k : p.keeps)

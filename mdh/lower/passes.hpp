@@ -117,10 +117,7 @@ inline void global_buffers(kernel_plan& p) {
     p.index64 = true;
   // Results rounded to 16 bits (2^-9 relative for bf16, 2^-12 for f16) do not need IEEE float
   // exp and division: their slow paths and range reductions made the bf16 softmax issue-bound.
-  p.approx_math = !p.outputs.empty() && uses_f32_exp_or_division(p.comp) &&
-                  std::all_of(p.outputs.begin(), p.outputs.end(), [](const global_buffer& g) {
-                    return g.type == scalar_type::bf16 || g.type == scalar_type::f16;
-                  });
+  p.approx_math = all_outputs_16_bit(p) && uses_f32_exp_or_division(p.comp);
 }
 
 // The box of iteration space one block step touches in dimension d (see smem_tile).

@@ -40,11 +40,7 @@ class producer_mma_printer : public producer_printer {
   // Every result is rounded to 16 bits: f32 divisions (the consumer's epilogue acc / l) take
   // div.full.f32 (full range, at most 2 ulp: far below 16 bits' rounding) instead of the IEEE
   // division, whose slow-path branch per element cost a tenth of the kernel (ncu source page).
-  bool results_16_bit() const {
-    for (auto& g : kp_.outputs)
-      if (g.type != scalar_type::bf16 && g.type != scalar_type::f16) return false;
-    return true;
-  }
+  bool results_16_bit() const { return all_outputs_16_bit(kp_); }
   std::string helpers() const override {
     if (!results_16_bit()) return {};
     return "// f32 division to 2 ulp (the results are rounded to 16 bits)\n"
