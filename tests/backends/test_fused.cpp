@@ -399,7 +399,7 @@ TEST_CASE("fused kernels compile with NVRTC for sm_90") {
   CHECK(n == 28);
 }
 
-// The BERT layer's bf16 layernorm as tuned on the H200 (params/h200/bert_layer/bf16): 12 slots
+// The BERT layer's bf16 layernorm as first tuned on the H200 (2026-11-28): 12 slots
 // of X per thread kept between the stages, in registers (no local memory in the PTX), and X
 // read once: the second stage's only loads from global are gamma, beta and the statistics.
 TEST_CASE("fused bf16 layernorm keeps its row in registers (PTX)") {
