@@ -887,9 +887,7 @@ class c_printer {
   // The expression reading access `a` of input b at the current point.
   std::string load(std::size_t b, const ir::access& a) const {
     const global_buffer& g = p_.inputs[b];
-    const smem_tile* tile = nullptr;
-    for (auto& t : p_.tiles)
-      if (t.input == b) tile = &t;
+    const smem_tile* tile = tile_of(p_, b);
     if (!tile) {
       const flat_access f = flatten(a, g, p_.dims.size());
       return g.name + "[" + affine_expr(f.coeff, f.constant, ev) + "]";

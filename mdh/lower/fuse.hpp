@@ -186,9 +186,8 @@ inline void keep_in_registers(const ir::fused& f, kernel_plan& s1, kernel_plan& 
     if (!r1 || !r2 ||
         f.first.inputs[src.index].accesses[r1->access] != f.second.inputs[k].accesses[r2->access])
       continue;
-    if (std::any_of(s2.tiles.begin(), s2.tiles.end(),
-                    [k](const smem_tile& t) { return t.input == k; }))
-      continue;  // the second stage copies it to shared memory (and reads every slot there)
+    // the second stage copies it to shared memory (and reads every slot there)
+    if (tile_of(s2, k)) continue;
     const std::string array = "mdh_keep" + std::to_string(s1.keeps.size());
     s1.keeps.push_back({src.index, array, true});
     s2.keeps.push_back({k, array, false});

@@ -283,6 +283,13 @@ inline bool all_outputs_16_bit(const kernel_plan& p) {
                      [](const global_buffer& g) { return is_float16(g.type); });
 }
 
+// The shared-memory tile of input `input` (cache_inputs makes at most one), or nullptr.
+inline const smem_tile* tile_of(const kernel_plan& p, std::size_t input) {
+  for (auto& t : p.tiles)
+    if (t.input == input) return &t;
+  return nullptr;
+}
+
 // The keep of stage input `input`, or nullptr.
 inline const register_keep* keep_of(const kernel_plan& p, std::size_t input) {
   for (auto& k : p.keeps)
@@ -395,11 +402,9 @@ inline std::string to_string(const kernel_plan& p) {
     const auto& r = p.reads[a];
     const register_keep* keep = keep_of(p, r.input);
     os << "         arg " << a << ": " << p.comp.inputs[r.input].name << " access " << r.access
-       << (keep && !keep->store ? " from the first stage's registers (" + keep->array + ")"
-           : p.tiles.end() != std::find_if(p.tiles.begin(), p.tiles.end(),
-                                           [&](const smem_tile& t) { return t.input == r.input; })
-               ? std::string(" from its tile")
-               : std::string(" from global memory"))
+       << (keep && !keep->store  ? " from the first stage's registers (" + keep->array + ")"
+           : tile_of(p, r.input) ? std::string(" from its tile")
+                                 : std::string(" from global memory"))
        << (keep && keep->store
                ? ", kept in " + keep->array + " (" + std::to_string(p.keep_slots) + " per thread)"
                : std::string());

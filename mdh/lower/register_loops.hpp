@@ -60,8 +60,7 @@ inline void register_loops(kernel_plan& p) {
         d.t_sm % d.rm_step != 0) {
       bool tiled = true;
       for (std::size_t b = 0; b < p.comp.inputs.size(); ++b) {
-        const bool has_tile = std::any_of(p.tiles.begin(), p.tiles.end(),
-                                          [b](const smem_tile& t) { return t.input == b; });
+        const bool has_tile = tile_of(p, b) != nullptr;
         for (const ir::access& a : p.comp.inputs[b].accesses)
           for (const auto& ix : a.index)
             if (ix.coeff[j] != 0 && !has_tile) tiled = false;

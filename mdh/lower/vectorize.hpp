@@ -53,8 +53,7 @@ inline bool vector_consecutive(const kernel_plan& p, const ir::access& a, const 
 inline bool group_load(const kernel_plan& p, std::size_t b, const ir::access& a,
                        const vector_group& G, const std::vector<std::size_t>& order,
                        bool shifted = false) {
-  for (auto& t : p.tiles)
-    if (t.input == b) return false;
+  if (tile_of(p, b)) return false;
   if (!(shifted ? vector_consecutive(p, a, p.inputs[b], G) : vector_aligned(p, a, p.inputs[b], G)))
     return false;
   const flat_access f = flatten(a, p.inputs[b], p.dims.size());
