@@ -65,8 +65,13 @@ struct cuda_sequence_backend {
   std::unique_ptr<program> load(lower::kernel_plan plan) const {
     return std::make_unique<program>(*dev, std::move(plan));
   }
-  static void launch(program& p, std::span<const handle> in, std::span<const handle> out, queue q) {
-    p.launch(in, out, q);
+  // Programmatic dependent launch between the steps (program::launch's `overlap`; sm_90 on):
+  // each step's kernels may start while the previous step's last kernel finishes.
+  bool overlap = false;
+  // `after_step`: the launch follows another step of the sequence on the same queue.
+  void launch(program& p, std::span<const handle> in, std::span<const handle> out, queue q,
+              bool after_step) const {
+    p.launch(in, out, q, overlap && after_step);
   }
   void finish(queue q) const {
     dev->make_current();
@@ -102,7 +107,8 @@ struct opencl_sequence_backend {
   std::unique_ptr<program> load(lower::kernel_plan plan) const {
     return std::make_unique<program>(*ctx, std::move(plan));
   }
-  static void launch(program& p, std::span<const handle> in, std::span<const handle> out, queue) {
+  void launch(program& p, std::span<const handle> in, std::span<const handle> out, queue,
+              bool) const {
     p.launch(in, out);
   }
   void finish(queue) const { MDH_CL(clFinish(ctx->queue())); }
@@ -132,6 +138,7 @@ class kernel_sequence {
   explicit kernel_sequence(Backend backend) : backend_(std::move(backend)) {}
 
   const Backend& backend() const { return backend_; }
+  Backend& backend() { return backend_; }  // e.g. cuda_sequence_backend::overlap
 
   // A zero-filled device tensor; names are unique.
   void add_tensor(const std::string& name, scalar_type type, shape_t shape) {
@@ -199,13 +206,14 @@ class kernel_sequence {
   const step& at(std::size_t k) const { return *steps_.at(k); }
 
   // Enqueues step k, or every step in order (CUDA: asynchronous on `q`; capture it into a graph
-  // with cuda::graph).
-  void launch_step(std::size_t k, queue q = {}) {
+  // with cuda::graph). `after_step`: what `q` ran last is another step of this sequence (the
+  // backend may then overlap the two, cuda_sequence_backend::overlap).
+  void launch_step(std::size_t k, queue q = {}, bool after_step = false) {
     auto& s = *steps_.at(k);
-    Backend::launch(*s.program, s.in, s.out, q);
+    backend_.launch(*s.program, s.in, s.out, q, after_step);
   }
   void launch(queue q = {}) {
-    for (std::size_t k = 0; k < steps_.size(); ++k) launch_step(k, q);
+    for (std::size_t k = 0; k < steps_.size(); ++k) launch_step(k, q, k > 0);
   }
   // Waits for everything enqueued on `q`.
   void finish(queue q = {}) const { backend_.finish(q); }

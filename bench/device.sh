@@ -185,7 +185,7 @@ done
 for m in "${modes[@]}"; do [ "$m" = layer ] && targets+=(layer_bench mdh-tune-layer 08_bert_layer); done
 for m in "${modes[@]}"; do [ "$m" = layer_profile ] || [ "$m" = layer_kernels ] && targets+=(layer_bench); done
 # GPU_TESTS: which GPU test binaries the tests mode builds and runs (default: all of them)
-gpu_tests=(${GPU_TESTS:-backends_cuda_gpu backends_mma_gpu backends_types_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu})
+gpu_tests=(${GPU_TESTS:-backends_cuda_gpu backends_mma_gpu backends_types_gpu backends_epilogue_gpu backends_attention_gpu backends_edge_tiles_gpu backends_overlap_gpu})
 for m in "${modes[@]}"; do [ "$m" = sanitize ] && targets+=(backends_cuda_gpu backends_mma_gpu); done
 for m in "${modes[@]}"; do [ "$m" = tests ] && targets+=("${gpu_tests[@]}"); done
 # Each target is one translation unit, and `cmake --build --target a b c` builds them one after

@@ -76,6 +76,11 @@ def report(ours, peers, commit):
         opc, ogr = o.get("per_call_us"), o.get("graph_us")
         tuned = "" if o.get("tuned", True) else " (some stages default)"
         lines.append(f"| ours (mdh){tuned} | {us(opc)} | {us(ogr)} | 1.00x | 1.00x | {us(None) if err is None else f'{err:.2g}'} |")
+        # the same layer with programmatic dependent launch between its stages (sm_90 on)
+        opc_o, ogr_o = o.get("per_call_overlap_us"), o.get("graph_overlap_us")
+        if ogr_o:
+            lines.append(f"| ours, programmatic dependent launch | {us(opc_o)} | {us(ogr_o)} | "
+                         f"{ratio(opc_o, opc)} | {ratio(ogr_o, ogr)} | (same kernels) |")
         best_compile = None
         for peer, title in PEER_NAMES.items():
             e = p.get("peers", {}).get(peer)
@@ -116,12 +121,16 @@ def report(ours, peers, commit):
                              f"{us(ours_a.get('graph_us'))} vs {us(sdpa_a.get('graph_us'))} "
                              f"({ratio(sdpa_a.get('graph_us'), ours_a.get('graph_us'))}).")
                 lines.append("")
-        if best_compile and ogr:
-            r = best_compile / ogr
-            summary.append(f"| {name} | {us(ogr)} | {us(best_compile)} | {r:.2f}x | "
+        # ours: the faster of the plain and the overlapped graph, said which
+        best, how = ogr, ""
+        if ogr_o and (not ogr or ogr_o < ogr):
+            best, how = ogr_o, " (dependent launch)"
+        if best_compile and best:
+            r = best_compile / best
+            summary.append(f"| {name} | {us(best)}{how} | {us(best_compile)} | {r:.2f}x | "
                            f"{'met' if r >= 1.25 else 'missed'} |")
         else:
-            summary.append(f"| {name} | {us(ogr)} | - | - | no comparison |")
+            summary.append(f"| {name} | {us(best)}{how} | - | - | no comparison |")
     if peers.get("skipped"):
         lines += ["Skipped (budget): " + "; ".join(peers["skipped"]), ""]
     head = ["## Target: the whole layer >= 1.25x faster than torch.compile's best mode (graph replay)", "",

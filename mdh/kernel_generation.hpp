@@ -34,6 +34,9 @@ namespace mdh {
 // 10: a fused pair's second stage reads an input the first stage read alike (same thread, same
 //     register slot) from the first stage's registers (fuse.hpp keep_in_registers), its rm-step
 //     loops unrolled (2026-11-28).
-inline constexpr int kernel_generation = 10;
+// 11: every CUDA kernel starts with mdh_grid_dependency() (griddepcontrol.wait, then
+//     .launch_dependents, on sm_90 on): the wait that programmatic dependent launch needs; a
+//     no-op for kernels launched without it (2026-11-29).
+inline constexpr int kernel_generation = 11;
 
 }  // namespace mdh

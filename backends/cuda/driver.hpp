@@ -39,6 +39,8 @@ struct driver_api {
 #undef MDH_CUDA_FN
   // Optional (CUDA 12 drivers on): tensor maps for TMA (mma_tma); null where the driver lacks it.
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
+  // Optional (CUDA 11.8 drivers on): launches with attributes (programmatic dependent launch).
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
   std::string load_error;  // why the driver could not be loaded ("" when it was)
 };
 
@@ -61,6 +63,8 @@ inline const driver_api& driver_table() {
 #undef MDH_CUDA_LOAD
     a.cuTensorMapEncodeTiled =
         reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
+    a.cuLaunchKernelEx = reinterpret_cast<decltype(a.cuLaunchKernelEx)>(
+        dlsym(lib, MDH_CUDA_STR(cuLaunchKernelEx)));
     return a;
   }();
   return api;

@@ -17,6 +17,7 @@ class dialect final : public lower::c_dialect {
   std::string prelude(const std::vector<const lower::kernel_plan*>& plans) const override {
     auto any = [&](auto&& pred) { return std::any_of(plans.begin(), plans.end(), pred); };
     std::string s = "// CUDA C++ for NVRTC (no headers needed)\n";
+    s += grid_dependency;
     if (any([](auto* p) { return lower::needs_conversion_helpers(p->comp); }))
       s += conversion_helpers(any([](auto* p) { return lower::converts_f64_to_float16(p->comp); }));
     if (any([](auto* p) {
@@ -27,6 +28,19 @@ class dialect final : public lower::c_dialect {
     if (any([](auto* p) { return p->approx_math; })) s += approx_helpers;
     return s;
   }
+  // Programmatic dependent launch (program::launch with `overlap`): a grid so launched may
+  // start while the one before it on the stream finishes. Every kernel first waits until that
+  // grid has completed and its writes are visible, so what overlaps is the launch and the
+  // blocks' start, never a memory access; then it lets the next grid launch, whose blocks wait
+  // the same way. Without the launch attribute both instructions do nothing.
+  static constexpr const char* grid_dependency =
+      "static __device__ __forceinline__ void mdh_grid_dependency() {\n"
+      "#if __CUDA_ARCH__ >= 900\n"
+      "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+      "  asm volatile(\"griddepcontrol.launch_dependents;\");\n"
+      "#endif\n"
+      "}\n";
+  std::string kernel_entry() const override { return "mdh_grid_dependency();"; }
   // kernel_plan::approx_math: ex2.approx of x * log2(e) (relative error below 2^-16 for
   // |x| < 88; results below 2^-126 flush to zero, as bf16's few subnormals then do) and
   // div.full.f32 (full range, 2 ulp).

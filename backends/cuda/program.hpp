@@ -38,6 +38,8 @@ class program {
   program(const device& dev, lower::kernel_plan plan, module_cache& cache = default_module_cache())
       : dev_(&dev), plan_(std::move(plan)) {
     dev.make_current();
+    overlap_supported_ = driver_table().cuLaunchKernelEx &&
+                         dev.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) >= 9;
     module_ = compile(plan_, dev.arch(), cache);
     MDH_CU(cuModuleLoadData, &mod_, module_->cubin.data());
     for (auto& k : plan_.kernels) {
@@ -69,8 +71,12 @@ class program {
   // order; device pointers to dense row-major arrays of the plan's shapes). Asynchronous.
   // Launches of one program must not run concurrently (e.g. on two streams): they share the
   // partials and counters buffers.
+  // `overlap`: programmatic dependent launch on devices of compute capability 9.0 on (ignored
+  // elsewhere): each kernel may be scheduled while the grid before it on `s` finishes, and
+  // waits for it before any memory access (the generated kernels' mdh_grid_dependency()).
+  // Saves the gap between kernels of a sequence (a model layer), also inside a CUDA graph.
   void launch(std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs,
-              CUstream s = nullptr) {
+              CUstream s = nullptr, bool overlap = false) {
     if (inputs.size() != plan_.inputs.size() || outputs.size() != plan_.outputs.size())
       throw error("launch of " + plan_.name + ": expected " + std::to_string(plan_.inputs.size()) +
                   " inputs and " + std::to_string(plan_.outputs.size()) + " outputs, got " +
@@ -123,13 +129,31 @@ class program {
         args.push_back(&t.map);
       }
     }
+    const bool programmatic = overlap && overlap_supported_;
     for (std::size_t k = 0; k < functions_.size(); ++k) {
       const auto& l = plan_.kernels[k].launch;
-      MDH_CU(cuLaunchKernel, functions_[k], unsigned(l.grid[0]), unsigned(l.grid[1]),
-             unsigned(l.grid[2]), unsigned(l.block[0]), unsigned(l.block[1]), unsigned(l.block[2]),
-             unsigned(l.shared_bytes), s, args.data(), nullptr);
+      if (!programmatic) {
+        MDH_CU(cuLaunchKernel, functions_[k], unsigned(l.grid[0]), unsigned(l.grid[1]),
+               unsigned(l.grid[2]), unsigned(l.block[0]), unsigned(l.block[1]),
+               unsigned(l.block[2]), unsigned(l.shared_bytes), s, args.data(), nullptr);
+        continue;
+      }
+      CUlaunchAttribute attr{};
+      attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attr.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig c{};
+      c.gridDimX = unsigned(l.grid[0]), c.gridDimY = unsigned(l.grid[1]);
+      c.gridDimZ = unsigned(l.grid[2]);
+      c.blockDimX = unsigned(l.block[0]), c.blockDimY = unsigned(l.block[1]);
+      c.blockDimZ = unsigned(l.block[2]);
+      c.sharedMemBytes = unsigned(l.shared_bytes), c.hStream = s;
+      c.attrs = &attr, c.numAttrs = 1;
+      MDH_CU(cuLaunchKernelEx, &c, functions_[k], args.data(), nullptr);
     }
   }
+
+  // Whether launch(..., overlap = true) launches programmatically dependent grids here.
+  bool overlap_supported() const { return overlap_supported_; }
 
   // Host convenience: allocates, uploads, launches, downloads the outputs, synchronises.
   // Outputs are uploaded too, so elements the computation does not write keep their values.
@@ -185,6 +209,7 @@ class program {
   std::shared_ptr<const compiled_module> module_;
   CUmodule mod_ = nullptr;
   std::vector<CUfunction> functions_;
+  bool overlap_supported_ = false;  // programmatic dependent launch: sm_90 on, cuLaunchKernelEx
   std::vector<device_buffer<unsigned char>> partials_;  // then the counters, as in params
   struct tensor_map {
     CUtensorMap map{};

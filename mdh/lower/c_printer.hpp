@@ -30,6 +30,16 @@ class c_dialect {
   virtual std::string prelude(const std::vector<const kernel_plan*>& plans) const = 0;
   std::string prelude(const kernel_plan& p) const { return prelude({&p}); }
   virtual std::string kernel_head(const kernel_plan& p, const kernel& k) const = 0;  // up to name
+  // The statement every kernel runs first ("" for none): on CUDA, the wait for the grid it may
+  // overlap under programmatic dependent launch.
+  virtual std::string kernel_entry() const { return {}; }
+  // The lines that open kernel k: its head, name and parameters, then kernel_entry().
+  std::vector<std::string> kernel_open(const kernel_plan& p, const kernel& k,
+                                       const std::string& params) const {
+    std::vector<std::string> lines{kernel_head(p, k) + k.name + "(" + params + ") {"};
+    if (std::string e = kernel_entry(); !e.empty()) lines.push_back(std::move(e));
+    return lines;
+  }
   virtual std::string func_qualifier() const = 0;  // helper functions
   virtual std::string type(scalar_type t) const = 0;
   // Pointer type of a kernel parameter. `no_alias` false for a buffer that other threads write
@@ -241,7 +251,7 @@ class c_printer {
     out_.line("// Fused kernel: " + detail::num(p_.blocks) + " blocks of " +
               detail::num(p_.threads) + " threads, " + detail::num(p_.stages.size()) +
               " stages; each block reads only what its own earlier stages wrote.");
-    out_.line(d_.kernel_head(p_, k) + k.name + "(" + params() + ") {");
+    for (auto& l : d_.kernel_open(p_, k, params())) out_.line(l);
     if (p_.shared_bytes > 0) out_.line(d_.shared_pool(p_.shared_bytes));
     for (const register_keep& k : p_.stages[0].keeps)
       out_.line(d_.type(p_.stages[0].inputs[k.input].type) + " " + k.array + "[" +
@@ -916,7 +926,7 @@ class c_printer {
     if (stage_)
       out_.line("{  // ---- stage " + p_.comp.name + ": the body of its kernel " + k.name);
     else
-      out_.line(d_.kernel_head(p_, k) + k.name + "(" + params() + ") {");
+      for (auto& l : d_.kernel_open(p_, k, params())) out_.line(l);
     out_.line("// ---- thread and block coordinates per dimension");
     out_.line("const int tid = " + d_.thread_id(0) + " + " + detail::num(k.launch.block[0]) +
               " * (" + d_.thread_id(1) + " + " + detail::num(k.launch.block[1]) + " * " +
@@ -1603,7 +1613,7 @@ class c_printer {
     bool init = k.kind == kernel_kind::init;
     out_.line(init ? "// Sets every output point to the identity before the atomic combines."
                    : "// Combines the blocks' partial results in a fixed order (deterministic).");
-    out_.line(d_.kernel_head(p_, k) + k.name + "(" + params() + ") {");
+    for (auto& l : d_.kernel_open(p_, k, params())) out_.line(l);
     out_.line("for (idx_t p = " + d_.global_linear_id() + "; p < " + detail::num(p_.points) +
               "; p += " + d_.global_thread_count() + ") {");
     std::int64_t w = 1;

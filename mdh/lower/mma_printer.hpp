@@ -40,7 +40,7 @@ class mma_printer {
     for (auto& g : p_.outputs) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
     for (auto* list : {&p_.partials, &p_.counters})  // split-K's partials and counters
       for (auto& g : *list) params += ", " + d_.global_param(g.type, false, true) + " " + g.name;
-    out_.line(d_.kernel_head(p_, k) + k.name + "(" + params + ") {");
+    for (auto& l : d_.kernel_open(p_, k, params)) out_.line(l);
     out_.line(d_.shared_pool(p_.shared_bytes));
     out_.line("const int tid = " + d_.thread_id(0) + ";");
     out_.line("const int lane = tid & 31, warp = tid >> 5;");
@@ -266,7 +266,7 @@ class mma_printer {
       params += ", const __grid_constant__ mdh_tensor_map tmap_a";
       params += ", const __grid_constant__ mdh_tensor_map tmap_b";
     }
-    out_.line(d_.kernel_head(p_, k) + k.name + "(" + params + ") {");
+    for (auto& l : d_.kernel_open(p_, k, params)) out_.line(l);
     out_.line("extern __shared__ __align__(1024) unsigned char mdh_smem_pool[];");
     out_.line("const int tid = " + d_.thread_id(0) + ";");
     out_.line("const int lane = tid & 31, warp = tid >> 5;");

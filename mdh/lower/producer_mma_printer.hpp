@@ -274,7 +274,7 @@ class producer_mma_printer : public producer_printer {
     out_.line("// One block: " + num(c_.t_i) + " rows of one batch coordinate, " + num(W) +
               " warps of " + R + " rows on tensor cores; steps of " + num(TJ) + " keys, " +
               num(c_.stages) + " stage(s).");
-    out_.line(d_.kernel_head(kp_, k) + k.name + "(" + kernel_params() + ") {");
+    for (auto& l : d_.kernel_open(kp_, k, kernel_params())) out_.line(l);
     out_.line(d_.shared_pool(kp_.shared_bytes));
     out_.line("const int tid = " + d_.thread_id(0) + ";");
     out_.line("const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;");

@@ -162,7 +162,7 @@ class producer_printer {
     const std::string params = kernel_params();
     out_.line("// One block: " + num(c_.t_i) + " rows of one batch coordinate; steps of " +
               num(c_.t_j) + " keys; " + num(kp_.threads) + " threads (" + TI + " x " + TJ + ").");
-    out_.line(d_.kernel_head(kp_, k) + k.name + "(" + params + ") {");
+    for (auto& l : d_.kernel_open(kp_, k, params)) out_.line(l);
     out_.line(d_.shared_pool(kp_.shared_bytes));
     for (std::size_t o = 0; o < p_.operands.size(); ++o)
       out_.line(tile_ptr("op" + num(std::int64_t(o)) + "_s",

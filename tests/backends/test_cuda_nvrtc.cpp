@@ -17,6 +17,11 @@
 #include "ir_samples.hpp"
 #include "sweep_sample.hpp"
 #if __has_include(<expressions/all.hpp>)
+#include <expressions/bert_layer.hpp>
+#include <mdh/lower/mma.hpp>
+#include <mdh/lower/mma_support.hpp>
+#include <mdh/lower/producer_passes.hpp>
+
 #include "expression_cases.hpp"
 #define MDH_TEST_EXPRESSIONS 1
 #endif
@@ -57,6 +62,67 @@ TEST_CASE("NVRTC compiles the CUDA source of every sample for sm_90") {
   for (auto& [n, c] : per_comp) MESSAGE(n, ": ", c, " configurations compiled by NVRTC");
   MESSAGE(plans.size(), " of ", drawn, " configurations drawn compiled by NVRTC");
   CHECK(cache.compiles() <= plans.size());
+}
+
+namespace {
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Every kernel of the CUDA source opens with the programmatic-dependent-launch wait; for sm_90
+// the PTX of each entry has griddepcontrol.wait and .launch_dependents, for sm_80 neither.
+void check_grid_dependency(const lower::kernel_plan& plan) {
+  INFO(plan.name);
+  const std::string src = cuda::emit(plan);
+  const std::size_t kernels = count(src, "__global__ ");
+  CHECK(kernels >= 1);
+  CHECK(count(src, "__global__ ") == count(src, "  mdh_grid_dependency();\n"));
+  for (auto at = src.find("__global__ "); at != std::string::npos;
+       at = src.find("__global__ ", at + 1)) {
+    const auto open = src.find("{\n", at);
+    CHECK(src.compare(open + 2, 25, "  mdh_grid_dependency();\n") == 0);
+  }
+  const std::string arch = plan.mma.wgmma ? "sm_90a" : "compute_90";
+  const auto sm90 = cuda::compile_uncached(src, plan.name, arch);
+  if (!sm90.ptx.empty()) {
+    CHECK(count(sm90.ptx, "griddepcontrol.wait;") == count(sm90.ptx, ".entry "));
+    CHECK(count(sm90.ptx, "griddepcontrol.launch_dependents;") == count(sm90.ptx, ".entry "));
+  }
+  if (plan.mma.wgmma || plan.mma.tma) return;  // sm_90 only
+  const auto sm80 = cuda::compile_uncached(src, plan.name, "compute_80");
+  CHECK(count(sm80.ptx, "griddepcontrol") == 0);
+}
+}  // namespace
+
+TEST_CASE("every CUDA kernel first waits for the grid it may overlap (dependent launch)") {
+  auto lim = lower::h200_limits();
+  std::mt19937_64 rng(11);
+  int plans = 0;
+  for (auto& s : test::all_samples()) {
+    if (plans == 6) break;
+    check_grid_dependency(
+        lower::lower(s.comp, s.sizes, lower::random_config(s.comp, s.sizes, lim, rng), lim));
+    ++plans;
+  }
+#ifdef MDH_TEST_EXPRESSIONS
+  // every kind of plan: fused pairs, the one-kernel attention, epilogues, tensor-core products
+  const ops::bert_shape small{2, 13, 64, 4, 128};
+  ops::for_each_bert_stage<bf16>(small, [&](const ops::bert_stage& st, const auto& comp) {
+    const auto& c = comp.ir();
+    check_grid_dependency(lower::lower(c, st.sizes, lower::default_config(c, st.sizes), lim));
+    ++plans;
+    if constexpr (!is_fused_v<std::decay_t<decltype(comp)>> &&
+                  !is_produced_v<std::decay_t<decltype(comp)>>)
+      if (lower::mma_supported(c)) {
+        check_grid_dependency(
+            lower::lower(c, st.sizes, lower::random_mma_config(c, st.sizes, lim, rng), lim));
+        ++plans;
+      }
+  });
+#endif
+  MESSAGE(plans, " plans checked");
 }
 
 TEST_CASE("the generated CUDA uses the performance features when configured") {
