@@ -34,6 +34,9 @@ class dialect final : public lower::c_dialect {
   // blocks' start, never a memory access; then it lets the next grid launch, whose blocks wait
   // the same way. Without the launch attribute both instructions do nothing.
   static constexpr const char* grid_dependency =
+      "// Programmatic dependent launch: wait until the grid this one may overlap has finished\n"
+      "// (its writes visible), then let the next grid start (no-ops without the launch "
+      "attribute).\n"
       "static __device__ __forceinline__ void mdh_grid_dependency() {\n"
       "#if __CUDA_ARCH__ >= 900\n"
       "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
