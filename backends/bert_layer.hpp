@@ -8,6 +8,10 @@
 //   auto layer = mdh::load_bert_layer<float>(mdh::cuda_sequence_backend{&dev}, shape, "params");
 //   for (auto& [name, t] : inputs) layer.upload(name, t);
 //   layer.launch(stream);  auto y = layer.download("Y");
+//
+// On sm_90 on, `layer.backend().overlap = true;` before launch() (or before capturing it into a
+// cuda::graph) lets each kernel start while the previous one finishes (programmatic dependent
+// launch; the kernels wait for their predecessor before touching memory).
 #pragma once
 
 #include <filesystem>
