@@ -203,6 +203,13 @@ class kernel_sequence {
   }
 
   std::size_t size() const { return steps_.size(); }
+  // Whether some step combines its blocks' results by atomics, whose order varies from run to
+  // run (otherwise every run on the same inputs gives the same bits).
+  bool combines_by_atomics() const {
+    for (auto& s : steps_)
+      if (s->program->plan().blk_combine == lower::block_combine_kind::atomic) return true;
+    return false;
+  }
   const step& at(std::size_t k) const { return *steps_.at(k); }
 
   // Enqueues step k, or every step in order (CUDA: asynchronous on `q`; capture it into a graph

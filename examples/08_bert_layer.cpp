@@ -184,10 +184,7 @@ bool run_type(const options& o, const std::string& type) {
           const double overlapped = events_ms([&] { go.launch(s.get()); });
           layer.backend().overlap = false;
           const host_buffer y = layer.download("Y");
-          bool atomics = false;
-          for (std::size_t k = 0; k < layer.size(); ++k)
-            atomics = atomics ||
-                      layer.at(k).program->plan().blk_combine == lower::block_combine_kind::atomic;
+          const bool atomics = layer.combines_by_atomics();
           const bool same = std::memcmp(serial.data(), y.data(), y.bytes()) == 0;
           namespace ref = ops::bert_reference;
           const double diff = ref::relative_l2(ref::to_double(y), ref::to_double(serial));

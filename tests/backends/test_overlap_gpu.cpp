@@ -63,13 +63,11 @@ void check_overlap(int random_configs, std::uint64_t seed) {
           return stage_plan{lower::lower(c, st.sizes, cfg, lim),
                             round == 0 ? "default" : "random " + lower::to_string(cfg)};
         });
-    bool atomics = false;
     for (std::size_t k = 0; k < layer.size(); ++k) {
       INFO(layer.at(k).name, ": ", layer.at(k).origin);
       REQUIRE(layer.at(k).program->overlap_supported());
-      atomics =
-          atomics || layer.at(k).program->plan().blk_combine == lower::block_combine_kind::atomic;
     }
+    const bool atomics = layer.combines_by_atomics();
     cuda::stream s;
     layer.backend().overlap = true;
     cuda::graph overlapped(s.get(), [&](CUstream q) { layer.launch(q); });
