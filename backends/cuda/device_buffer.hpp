@@ -37,16 +37,22 @@ class device_buffer {
   std::size_t size() const { return count_; }
   std::size_t bytes() const { return count_ * sizeof(T); }
 
-  // Host -> device; `host` must hold size() elements. With a stream: asynchronous.
+  // Host -> device; `host` must hold size() elements. With a stream: asynchronous; without,
+  // complete on return.
   void upload(std::span<const T> host, CUstream s = nullptr) {
     if (host.size() != count_)
       throw error("device_buffer::upload: " + std::to_string(host.size()) + " elements for a " +
                   std::to_string(count_) + "-element buffer");
     if (!count_) return;
-    if (s)
+    if (s) {
       MDH_CU(cuMemcpyHtoDAsync, ptr_, host.data(), bytes(), s);
-    else
-      MDH_CU(cuMemcpyHtoD, ptr_, host.data(), bytes());
+      return;
+    }
+    MDH_CU(cuMemcpyHtoD, ptr_, host.data(), bytes());
+    // From pageable memory cuMemcpyHtoD may return once the data is staged, before its DMA
+    // lands, and the copy is ordered only on the legacy stream: a kernel on a non-blocking
+    // stream could still read the old contents. Without a stream, upload means "on the device".
+    MDH_CU(cuCtxSynchronize);
   }
   void download(std::span<T> host, CUstream s = nullptr) const {
     if (host.size() != count_)

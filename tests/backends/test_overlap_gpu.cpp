@@ -15,6 +15,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <backends/bert_layer.hpp>
 #include <backends/cuda/graph.hpp>
@@ -68,6 +69,8 @@ void check_overlap(int random_configs, std::uint64_t seed) {
       REQUIRE(layer.at(k).program->overlap_supported());
     }
     const bool atomics = layer.combines_by_atomics();
+    std::vector<std::string> names;
+    for (auto& t : ops::bert_layer_tensors(small)) names.push_back(t.name);
     cuda::stream s;
     layer.backend().overlap = true;
     cuda::graph overlapped(s.get(), [&](CUstream q) { layer.launch(q); });
@@ -77,15 +80,27 @@ void check_overlap(int random_configs, std::uint64_t seed) {
       layer.backend().overlap = false;
       layer.launch(s.get());
       const host_buffer plain = layer.download("Y");
+      std::vector<host_buffer> plain_all;  // every tensor, to name the first that differs
+      for (auto& n : names) plain_all.push_back(layer.download(n));
       const std::string what = std::string(short_name(t)) + " round " + std::to_string(round) +
                                " run " + std::to_string(run);
       const double err = ref::relative_l2(ref::to_double(plain),
                                           ref::layer(ref::as_doubles(inputs), small).at("Y"));
       INFO(what, ": plain launches against the reference, relative L2 ", err);
       CHECK(err <= layer_tol);
-      auto same_as_plain = [&](const host_buffer& y, const char* how) {
+      // the tensors (in the layer's order) whose bits differ from the plain run's
+      auto differing = [&] {
+        std::string d;
+        for (std::size_t i = 0; i < names.size(); ++i)
+          if (std::memcmp(layer.download(names[i]).data(), plain_all[i].data(),
+                          plain_all[i].bytes()) != 0)
+            d += (d.empty() ? "" : ", ") + names[i];
+        return d.empty() ? std::string("none") : d;
+      };
+      auto same_as_plain = [&](const host_buffer& y, const std::string& how) {
         const double diff = ref::relative_l2(ref::to_double(y), ref::to_double(plain));
-        INFO(what, ": ", how, " against plain launches, relative L2 ", diff);
+        INFO(what, ": ", how, " against plain launches, relative L2 ", diff,
+             "; tensors that differ: ", differing());
         if (atomics)
           CHECK(diff <= tol);
         else
@@ -104,6 +119,9 @@ void check_overlap(int random_configs, std::uint64_t seed) {
         enqueue();
         return layer.download("Y");
       };
+      // the control: plain launches after the other X give the same bits
+      layer.backend().overlap = false;
+      same_as_plain(after_other_x([&] { layer.launch(s.get()); }), "plain launches again");
       layer.backend().overlap = true;
       same_as_plain(after_other_x([&] { layer.launch(s.get()); }), "overlapped launches");
       same_as_plain(after_other_x([&] { overlapped.launch(s.get()); }), "the overlapped graph");
