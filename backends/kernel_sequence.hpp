@@ -49,7 +49,12 @@ struct cuda_sequence_backend {
   memory allocate(std::size_t bytes) const {
     dev->make_current();
     memory m(bytes);
-    if (bytes) MDH_CU(cuMemsetD8, m.get(), 0, bytes);
+    if (bytes) {
+      MDH_CU(cuMemsetD8, m.get(), 0, bytes);
+      // cuMemsetD8 returns before it runs, ordered only on the legacy stream: wait, so that no
+      // launch on a non-blocking stream finds the memory before it is zero (or is zeroed after)
+      MDH_CU(cuCtxSynchronize);
+    }
     return m;
   }
   static handle handle_of(const memory& m) { return m.get(); }

@@ -23,6 +23,7 @@ class l2_flush {
       throw mdh::error("--flush must be 'memset' or 'read', not '" + mode_ + "'");
     if (mode_ == "read") {
       MDH_CU(cuMemsetD8, buf_.get(), 0, buf_.bytes());  // xors to 0, never the kernel's constant
+      MDH_CU(cuCtxSynchronize);  // done before a read on a non-blocking stream (legacy-ordered)
       read_ = std::make_unique<mdh::cuda::l2_read>(arch);
     }
   }
