@@ -74,7 +74,8 @@ class program {
   // `overlap`: programmatic dependent launch on devices of compute capability 9.0 on (ignored
   // elsewhere): each kernel may be scheduled while the grid before it on `s` finishes, and
   // waits for it before any memory access (the generated kernels' mdh_grid_dependency()).
-  // Saves the gap between kernels of a sequence (a model layer), also inside a CUDA graph.
+  // Meant to shrink the gap between kernels of a sequence (a model layer), also inside a CUDA
+  // graph; for the BERT layer on an H200 it did not (docs/bert-layer.md): off unless asked for.
   void launch(std::span<const CUdeviceptr> inputs, std::span<const CUdeviceptr> outputs,
               CUstream s = nullptr, bool overlap = false) {
     if (inputs.size() != plan_.inputs.size() || outputs.size() != plan_.outputs.size())
