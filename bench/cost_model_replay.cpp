@@ -3,11 +3,13 @@
 // seen, replayed on tuning logs measured on a GPU: trained on a log's first TRAIN records (in the
 // order the search measured them), asked about the next TEST ones, compared with what was
 // measured. No GPU needed: the logs hold the measurements.
-//   cost_model_replay [--train N=300] [--test N=2000] [--min-precision P] LOG.jsonl...
+//   cost_model_replay [--train N=300] [--test N=2000] [--no-fit] [--min-precision P] LOG.jsonl...
 // Per log: the Spearman rank correlation of predicted and measured cost; the share of the true
 // best tenth that the model's best tenth holds (chance: 0.10); the best measured cost inside
 // the model's best tenth over the best of all TEST records (1.000: the model's tenth holds the
 // best), against the same for the first tenth in the search's own order.
+// The model fits its feature weights on the TRAIN records first (knn_cost_model::fit_weights),
+// as the surrogate search does; --no-fit: every feature weighs 1.
 // --min-precision P: exit 1 when the mean top-tenth share is below P.
 #include <atf/atf.hpp>
 
@@ -77,6 +79,7 @@ atf::search_space space_of(const std::vector<record>& rs, const std::vector<std:
 int main(int argc, char** argv) {
   std::size_t train = 300, test = 2000;
   double min_precision = -1;
+  bool fit = true;
   std::vector<std::string> logs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -88,6 +91,8 @@ int main(int argc, char** argv) {
       train = std::stoul(next());
     else if (a == "--test")
       test = std::stoul(next());
+    else if (a == "--no-fit")
+      fit = false;
     else if (a == "--min-precision")
       min_precision = std::stod(next());
     else if (a.rfind("--", 0) == 0) {
@@ -98,7 +103,8 @@ int main(int argc, char** argv) {
   }
   if (logs.empty()) {
     std::fprintf(stderr,
-                 "usage: cost_model_replay [--train N] [--test N] [--min-precision P] LOG...\n");
+                 "usage: cost_model_replay [--train N] [--test N] [--no-fit] [--min-precision P] "
+                 "LOG...\n");
     return 2;
   }
   std::printf(
@@ -120,6 +126,7 @@ int main(int argc, char** argv) {
     atf::search::knn_cost_model model;
     for (std::size_t i = 0; i < train; ++i)
       model.add(features(*space.find(rs[i].config)), rs[i].cost);
+    if (fit) model.fit_weights();
     // invalid test records count as the worst valid cost times four, as the model counts them
     double worst = 0;
     for (const auto& r : rs)

@@ -11,6 +11,9 @@
 // point was measured, else the model's prediction, but never better than the worst point
 // measured in the same ask (a point not measured must not look like a new best to it).
 //
+// The model weighs the parameters by how much they matter to this kernel, learned from what
+// was measured (knn_cost_model::fit_weights, refitted as the measurements double).
+//
 // The model learns from everything the tuner measures (technique::observe): resumed logs,
 // start configurations and the tuner's idle-slot fillers included, so a resumed or warm-started
 // search ranks from its first ask.
@@ -37,6 +40,9 @@ struct surrogate_options {
   double explore = 0.1;         // chance that a slot takes the inner technique's own point
   std::size_t warmup = 0;       // valid measurements before ranking (0: max(16, 2 x dimensions))
   std::size_t bests = 4;        // how many of the best points' neighbourhoods are candidates
+  // Fit the model's feature weights (knn_cost_model::fit_weights) when ranking starts and
+  // again whenever the measured points have doubled since.
+  bool fit_weights = true;
 };
 
 class surrogate final : public technique {
@@ -62,6 +68,7 @@ class surrogate final : public technique {
     best_.clear();
     warmup_ = opt_.warmup ? opt_.warmup : std::max<std::size_t>(16, 2 * space.dimensions());
     ranked_asks_ = 0;
+    fitted_at_ = 0;
   }
   bool finished() const override { return inner_->finished(); }
   void suggest_start(const point& p) override { inner_->suggest_start(p); }
@@ -84,6 +91,10 @@ class surrogate final : public technique {
       return asked_;
     }
     ++ranked_asks_;
+    if (opt_.fit_weights && model_.size() >= 2 * fitted_at_) {
+      model_.fit_weights();
+      fitted_at_ = std::max<std::size_t>(1, model_.size());
+    }
     const std::size_t slots = std::max<std::size_t>(1, max_points);
     auto unknown = [&](const point& p) { return !known_.count(p); };
     std::vector<point> inner_new;
@@ -178,6 +189,7 @@ class surrogate final : public technique {
   std::vector<std::pair<double, point>> best_;
   std::vector<point> inner_batch_, asked_;
   std::size_t warmup_ = 16, ranked_asks_ = 0;
+  std::size_t fitted_at_ = 0;  // the model's size at its last fit_weights
 };
 
 }  // namespace atf::search
