@@ -42,11 +42,16 @@ struct dimension {
 
 // How f32 input elements are read. ieee: as stored. tf32: rounded to TF32 (10 fraction bits,
 // to nearest, ties away from zero: cvt.rna.tf32.f32) first, as tensor cores read fp32
-// operands; arithmetic and accumulation stay fp32. The user's choice, never implied: it is
-// set with computation::with_precision and is part of the structural hash.
-enum class precision : std::uint8_t { ieee, tf32 };
+// operands; arithmetic and accumulation stay fp32. tf32x3: as stored, at fp32 accuracy, and on
+// the tensor cores each product x*y is three TF32 products of the split operands (x = hi + lo,
+// hi = tf32(x), lo = tf32(x - hi): hi*hi + hi*lo + lo*hi; what is left out is below 2^-20 |x*y|,
+// docs/expressions.md). The user's choice, never implied: it is set with
+// computation::with_precision and is part of the structural hash.
+enum class precision : std::uint8_t { ieee, tf32, tf32x3 };
 
-constexpr const char* to_string(precision p) { return p == precision::tf32 ? "tf32" : "ieee"; }
+constexpr const char* to_string(precision p) {
+  return p == precision::tf32 ? "tf32" : p == precision::tf32x3 ? "tf32x3" : "ieee";
+}
 
 struct computation {
   std::string name;
@@ -77,6 +82,9 @@ struct computation {
 
 // True when the f32 inputs of c are read at TF32 precision.
 inline bool reads_tf32(const computation& c) { return c.input_precision == precision::tf32; }
+// True when c's products are three TF32 products of split operands on the tensor cores (fp32
+// accuracy; everywhere else c computes as ieee does).
+inline bool splits_tf32(const computation& c) { return c.input_precision == precision::tf32x3; }
 
 // Identity of a built-in reduction for an element type (for custom operators: stored).
 double identity_of(const reduction_operator& r, std::size_t component, scalar_type t);

@@ -176,6 +176,7 @@ inline std::string to_string(const computation& c) {
     os << "), stored as out_view's types";
   }
   if (reads_tf32(c)) os << "\n  precision tf32 (f32 inputs read as TF32)";
+  if (splits_tf32(c)) os << "\n  precision tf32x3 (fp32 products as three TF32 products)";
   if (c.epilogue) {  // over the results, in registers: then name = out_view o inp_view, g(...)
     const pointwise_epilogue& e = *c.epilogue;
     os << "\n  then " << e.name << " = ";

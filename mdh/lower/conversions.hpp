@@ -28,7 +28,7 @@ inline bool uses_float16(const ir::computation& c) {
 
 // True when the generated source needs the helper functions above.
 inline bool needs_conversion_helpers(const ir::computation& c) {
-  return uses_float16(c) || ir::reads_tf32(c);
+  return uses_float16(c) || ir::reads_tf32(c) || ir::splits_tf32(c);
 }
 
 // True when c converts an f64 value to bf16/f16 (needs mdh_double_to_float_odd).

@@ -30,6 +30,11 @@
 // mma = 2 (sm_90a): the same plan with warpgroups instead of warps, wgmma.mma_async m64nNk16 /
 // m64nNk8 reading both tiles through matrix descriptors (wgmma_operand_layout gives the tiles
 // wgmma's canonical swizzled layouts; mma_printer.hpp's print_wgmma, docs/lowering.md 7.1).
+//
+// Split TF32 (precision tf32x3, mma_plan::split_tf32): three instructions per K slice on the
+// split parts of each factor; wgmma reads the low parts from tiles of their own. TF32 wgmma tiles
+// of an M/N-contiguous operand land so by cp.async and are transposed by the rounding pass
+// (mma_plan::land_a/_b; docs/lowering.md 7.4).
 #pragma once
 
 #include <algorithm>
@@ -369,13 +374,21 @@ inline void mma_tiles(kernel_plan& p) {
                                         c.swizzle != 0, c.flip_b != 0);
   if (m.wgmma && tf32) {
     // wgmma reads TF32 operands K-major only: a tile that memory would make M/N-contiguous is
-    // gathered K-contiguous instead (as mma_flip_* would; the rules keep those at 0)
-    if (!m.a.k_contiguous)
+    // K-contiguous instead (as mma_flip_* would; the rules keep those at 0). Where that tile
+    // would be copied by cp.async, it lands so (a_land / b_land) and the rounding pass
+    // transposes it; else it is gathered K-contiguous element by element.
+    if (!m.a.k_contiguous) {
+      m.land_a = m.a.async_copy, m.a_land = m.a;
       m.a = lower::detail::mma_operand_tile(p, s.contraction->a, m.m_dims, m.block_m, tf32,
                                             c.swizzle != 0, true);
-    if (!m.b.k_contiguous)
+    }
+    if (!m.b.k_contiguous) {
+      m.land_b = m.b.async_copy, m.b_land = m.b;
       m.b = lower::detail::mma_operand_tile(p, s.contraction->b, m.n_dims, m.block_n, tf32,
                                             c.swizzle != 0, true);
+    }
+    if (!m.land_a) m.a_land = mma_operand{};
+    if (!m.land_b) m.b_land = mma_operand{};
   }
   if (m.wgmma) {
     lower::detail::wgmma_operand_layout(m.a, 64);
@@ -384,6 +397,17 @@ inline void mma_tiles(kernel_plan& p) {
   m.a.offset_bytes = 0;
   m.b.offset_bytes = m.stages * m.a.stage_bytes;
   p.tiles_bytes = m.stages * (m.a.stage_bytes + m.b.stage_bytes);
+  m.split_tf32 = ir::splits_tf32(p.comp);
+  if (m.split_tf32 && m.wgmma) {  // the low tiles after the high ones, in the same layout
+    m.a.lo_offset_bytes = p.tiles_bytes;
+    m.b.lo_offset_bytes = p.tiles_bytes + m.b.offset_bytes;
+    p.tiles_bytes *= 2;
+  }
+  for (auto [lands, land] : {std::pair{m.land_a, &m.a_land}, std::pair{m.land_b, &m.b_land}})
+    if (lands) {  // the landing tiles last
+      land->offset_bytes = p.tiles_bytes;
+      p.tiles_bytes += m.stages * land->stage_bytes;
+    }
   p.scratch_bytes = 0;
   p.shared_bytes = p.tiles_bytes;
   if (m.wgmma) p.shared_bytes += 1024;  // the kernel aligns the pool to 1024 bytes itself

@@ -80,6 +80,10 @@ struct mma_operand {
   layout tile;                    // (rows, cols):(pitch, 1) before the swizzle
   std::int64_t offset_bytes = 0;  // stage 0 in the shared pool
   std::int64_t stage_bytes = 0;   // from one stage's tile to the next
+  // Split TF32 with wgmma (mma_plan::split_tf32, mma = 2): stage 0 of a second tile of the same
+  // layout holding each element's low part tf32(x - tf32(x)) (wgmma reads both through
+  // descriptors); 0 elsewhere.
+  std::int64_t lo_offset_bytes = 0;
   // The copy global -> tile: cp.async of 16-byte chunks with zero-fill (src-size 0..16: tile
   // edges read as zeros), when the contiguous index walks memory with coefficient 1 (one
   // dimension, or a fused axis laid out row-major in memory) and every chunk starts 16-byte
@@ -200,6 +204,12 @@ struct mma_plan {
   bool wgmma = false;
   std::int64_t wgmma_depth = 0, copies_ahead = 1;
   mma_instruction instruction = mma_instruction::m16n8k16_bf16;
+  // Split TF32 (precision tf32x3, m16n8k8.tf32 only): every element x of both tiles is read as
+  // hi = tf32(x) and lo = tf32(x - hi), and each K slice issues three instructions, lo*hi,
+  // hi*lo, then hi*hi, into the same accumulators (fp32 accuracy: lo*lo and what lo leaves out
+  // are below 2^-20 |x*y|). mma.sync splits in registers; wgmma reads a second, low tile of
+  // each operand (mma_operand::lo_offset_bytes) that the step's rounding pass writes.
+  bool split_tf32 = false;
   std::int64_t inst_m = 16, inst_n = 8, inst_k = 16;
   std::size_t m_dim = 0, n_dim = 0, k_dim = 0;  // each axis' innermost dimension
   // The dimensions of each axis, outermost first (mma_axis: m_dim alone, or fused with others
@@ -223,6 +233,12 @@ struct mma_plan {
   // own registers at its z), resets the counter and runs the epilogue. 1: none of this.
   std::int64_t split = 1;
   mma_operand a, b;
+  // TF32 with wgmma, which reads TF32 tiles K-major only: an operand that memory stores M/N-
+  // contiguous lands by cp.async in that orientation, in a tile of its own (a_land / b_land,
+  // padded rows, after the other tiles), and the step's rounding pass writes it transposed
+  // into the K-major tile (and the low tile) wgmma reads, instead of a strided element gather.
+  bool land_a = false, land_b = false;
+  mma_operand a_land, b_land;
   scalar_type out_type = scalar_type::f32;
   std::vector<mma_write> writes;
   // The epilogue: guards only where the size does not divide into block tiles; pair_store: the
@@ -293,6 +309,7 @@ inline std::int64_t computing_threads(const mma_plan& m, std::int64_t block_thre
 inline std::string to_string(const mma_plan& m, const std::vector<std::string>& dim_names) {
   std::ostringstream os;
   os << "tensor cores: " << (m.wgmma ? wgmma_ptx(m.instruction, m.warp_n) : mma_ptx(m.instruction))
+     << (m.split_tf32 ? " x3 (split TF32: lo*hi + hi*lo + hi*hi)" : "")
      << "\n  M=" << axis_name(m.m_dims, dim_names) << " (" << m.size_m
      << ") N=" << axis_name(m.n_dims, dim_names) << " (" << m.size_n
      << ") K=" << axis_name(m.k_dims, dim_names) << " (" << m.size_k << ")";
@@ -332,6 +349,7 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
     else
       os << " layout " << to_string(o->tile);
     os << " at byte " << o->offset_bytes << " (+" << o->stage_bytes << " per stage), ";
+    if (o->lo_offset_bytes > 0) os << "low parts at byte " << o->lo_offset_bytes << ", ";
     if (o->tma) {
       os << "TMA boxes of";
       for (std::size_t j = 0; j < o->tma_box.size(); ++j)
@@ -344,6 +362,13 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
          << o->copies_per_thread << " per thread)";
     }
     os << ", fragments by " << to_string(o->load) << "\n";
+    const bool lands = o == &m.a ? m.land_a : m.land_b;
+    const mma_operand& l = o == &m.a ? m.a_land : m.b_land;
+    if (lands)
+      os << "    landing tile " << l.rows << "x" << l.cols << " (" << axis_name(l.k_dims, dim_names)
+         << " rows) pitch " << l.pitch << " at byte " << l.offset_bytes << " (+" << l.stage_bytes
+         << " per stage), cp.async 16-byte chunks (" << l.copies_per_thread
+         << " per thread), transposed by the rounding pass\n";
   }
   os << "  epilogue: f32 accumulators -> " << short_name(m.out_type) << ", " << m.writes.size()
      << " write(s) through the out_view" << (m.pair_store ? " in column pairs" : "")

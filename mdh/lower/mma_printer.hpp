@@ -380,18 +380,35 @@ class mma_printer {
     const std::string trans = tf32 ? ""
                                    : std::string(", ") + (m_.a.k_contiguous ? "0" : "1") + ", " +
                                          (m_.b.k_contiguous ? "0" : "1");
+    // split TF32: the low tiles lie at a fixed distance from the high ones
+    const std::int64_t lo_a = m_.a.lo_offset_bytes - m_.a.offset_bytes,
+                       lo_b = m_.b.lo_offset_bytes - m_.b.offset_bytes;
     for (std::int64_t kk = 0; kk < m_.block_k; kk += m_.inst_k) {
       out_.line("{  // K slice " + num(kk));
       out_.line("const unsigned long long db = desc_b | (unsigned long long)(((b_base + " +
                 num(wgmma_desc_offset(m_.b, 0, kk)) + ") & 0x3FFFF) >> 4);");
+      if (m_.split_tf32)
+        out_.line("const unsigned long long db_lo = desc_b | (unsigned long long)(((b_base + " +
+                  num(lo_b + wgmma_desc_offset(m_.b, 0, kk)) + ") & 0x3FFFF) >> 4);");
       loop("for (int fm = 0; fm < " + num(m_.frags_m) + "; ++fm) {");
       out_.line("const unsigned long long da = desc_a | (unsigned long long)(((a_base + fm * " +
                 num(64 * mnb_a) + " + " + num(wgmma_desc_offset(m_.a, 0, kk)) +
                 ") & 0x3FFFF) >> 4);");
-      out_.line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + num(n_regs + 2) +
-                ", 0;\\n" + ptx + " {" + regs + "}, %" + num(n_regs) + ", %" + num(n_regs + 1) +
-                ", p, 1, 1" + trans + ";\\n}\\n\" : " + outs +
-                " : \"l\"(da), \"l\"(db), \"r\"(1));");
+      auto issue = [&](const std::string& da, const std::string& db) {
+        out_.line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + num(n_regs + 2) +
+                  ", 0;\\n" + ptx + " {" + regs + "}, %" + num(n_regs) + ", %" + num(n_regs + 1) +
+                  ", p, 1, 1" + trans + ";\\n}\\n\" : " + outs + " : \"l\"(" + da + "), \"l\"(" +
+                  db + "), \"r\"(1));");
+      };
+      if (m_.split_tf32) {  // the small products first: lo*hi, hi*lo, then hi*hi
+        out_.line(
+            "const unsigned long long da_lo = desc_a | (unsigned long long)(((a_base + fm * " +
+            num(64 * mnb_a) + " + " + num(lo_a + wgmma_desc_offset(m_.a, 0, kk)) +
+            ") & 0x3FFFF) >> 4);");
+        issue("da_lo", "db");
+        issue("da", "db_lo");
+      }
+      issue("da", "db");
       out_.line("}");
       out_.line("}");
     }
@@ -664,19 +681,54 @@ class mma_printer {
   // cvt.rna.tf32.f32 as mma = 1 and the reference do, the elements this thread copied into
   // buffer `slot` (the same index space as print_copy's), once they have landed.
   void print_round_step() {
-    out_.line("// TF32: each thread rounds the elements it copied, once they have landed");
+    if (m_.split_tf32)
+      out_.line(
+          "// split TF32: each thread splits the elements it copied, once they have landed, into "
+          "hi = tf32(x) in place and lo = tf32(x - hi) in the low tile");
+    else
+      out_.line("// TF32: each thread rounds the elements it copied, once they have landed");
+    if (m_.land_a || m_.land_b)
+      out_.line("// (an operand that landed M/N-contiguous is written transposed into its tile)");
     out_.line("auto round_step = [&](int slot) {");
     for (const mma_operand* o : {&m_.a, &m_.b}) {
-      const std::int64_t V = o->async_copy ? o->chunk : 1;
-      const std::int64_t per_row = o->cols / V, total = o->rows * per_row;
-      loop("for (int q = 0; q < " + num(o->copies_per_thread) + "; ++q) {");
+      const bool lands = o == &m_.a ? m_.land_a : m_.land_b;
+      const mma_operand& src = !lands ? *o : o == &m_.a ? m_.a_land : m_.b_land;
+      const std::int64_t V = src.async_copy ? src.chunk : 1;
+      const std::int64_t per_row = src.cols / V, total = src.rows * per_row;
+      loop("for (int q = 0; q < " + num(src.copies_per_thread) + "; ++q) {");
       out_.line("const int c = tid + q * " + num(p_.threads) + ";");
       out_.line(total % p_.threads != 0 ? "if (c < " + num(total) + ") {" : "{");
       out_.line("const int r = c / " + num(per_row) + ", col = (c % " + num(per_row) + ") * " +
                 num(V) + ";");
-      out_.line("float* const x = (float*)(mdh_smem + " + num(o->offset_bytes) + " + slot * " +
-                num(o->stage_bytes) + ") + (" + tile_offset(*o, "r", "col") + ");");
-      loop("for (int v = 0; v < " + num(V) + "; ++v) x[v] = mdh_tf32(x[v]);");
+      out_.line("float* const x = (float*)(mdh_smem + " + num(src.offset_bytes) + " + slot * " +
+                num(src.stage_bytes) + ") + (" + tile_offset(src, "r", "col") + ");");
+      if (lands) {  // landed (K, M/N): element v is (mn = col + v, k = r) of the K-major tile
+        out_.line("float* const t = (float*)(mdh_smem + " + num(o->offset_bytes) + " + slot * " +
+                  num(o->stage_bytes) + ");");
+        if (m_.split_tf32)
+          out_.line("float* const y = (float*)(mdh_smem + " + num(o->lo_offset_bytes) +
+                    " + slot * " + num(o->stage_bytes) + ");");
+        loop("for (int v = 0; v < " + num(V) + "; ++v) {");
+        out_.line("const int at = " + tile_offset(*o, "col + v", "r") + ";");
+        if (m_.split_tf32) {
+          out_.line("const float h = mdh_tf32(x[v]);");
+          out_.line("y[at] = mdh_tf32(x[v] - h);");
+          out_.line("t[at] = h;");
+        } else {
+          out_.line("t[at] = mdh_tf32(x[v]);");
+        }
+        out_.line("}");
+      } else if (m_.split_tf32) {
+        out_.line("float* const y = (float*)(mdh_smem + " + num(o->lo_offset_bytes) + " + slot * " +
+                  num(o->stage_bytes) + ") + (" + tile_offset(*o, "r", "col") + ");");
+        loop("for (int v = 0; v < " + num(V) + "; ++v) {");
+        out_.line("const float h = mdh_tf32(x[v]);");
+        out_.line("y[v] = mdh_tf32(x[v] - h);");
+        out_.line("x[v] = h;");
+        out_.line("}");
+      } else {
+        loop("for (int v = 0; v < " + num(V) + "; ++v) x[v] = mdh_tf32(x[v]);");
+      }
       out_.line("}");
       out_.line("}");
     }
@@ -693,8 +745,8 @@ class mma_printer {
     if (!m_.outer_k_dims.empty())
       decode("(idx_t)(step / " + num(m_.k_tiles) + ")", m_.outer_k_dims,
              "the other pw dimensions, around the K tiles");
-    print_copy(m_.a, "m", m_.size_m, p_.inputs[m_.a.input].name);
-    print_copy(m_.b, "n", m_.size_n, p_.inputs[m_.b.input].name);
+    print_copy(m_.land_a ? m_.a_land : m_.a, "m", m_.size_m, p_.inputs[m_.a.input].name);
+    print_copy(m_.land_b ? m_.b_land : m_.b, "n", m_.size_n, p_.inputs[m_.b.input].name);
     out_.line("};");
   }
 
@@ -766,19 +818,39 @@ class mma_printer {
               num(o.stage_bytes) + "))[" + tile_offset(o, row, col) + "]));");
   }
 
+  // Split TF32: the f32 at tile (row, col) as hi = tf32(x) and lo = tf32(x - hi).
+  void tf32_split_load(const mma_operand& o, const std::string& reg, const std::string& row,
+                       const std::string& col) {
+    out_.line("{");
+    out_.line("const float x = ((const float*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " +
+              num(o.stage_bytes) + "))[" + tile_offset(o, row, col) + "];");
+    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + reg + ") : \"f\"(x));");
+    const std::string lo = reg.substr(0, 1) + "l" + reg.substr(2);  // af[..] -> al[..]
+    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + lo + ") : \"f\"(x - __uint_as_float(" +
+              reg + ")));");
+    out_.line("}");
+  }
+
   void print_compute() {
     const bool tf32 = m_.instruction == mma_instruction::m16n8k8_tf32;
+    const bool split = m_.split_tf32;
     const std::string FM = num(m_.frags_m), FN = num(m_.frags_n);
     loop("for (int kk = 0; kk < " + num(m_.block_k) + "; kk += " + num(m_.inst_k) + ") {");
     out_.line("unsigned af[" + FM + "][4], bf[" + FN + "][2];");
+    if (split)
+      out_.line("unsigned al[" + FM + "][4], bl[" + FN + "][2];  // the low parts (split TF32)");
+    auto load = [&](const mma_operand& o, const std::string& reg, const std::string& row,
+                    const std::string& col) {
+      split ? tf32_split_load(o, reg, row, col) : tf32_load(o, reg, row, col);
+    };
     // A: tile rows are M (K contiguous) or K
     loop("for (int fm = 0; fm < " + FM + "; ++fm) {");
     const std::string m0 = "wm * " + num(m_.warp_m) + " + fm * 16";
     if (tf32) {
       const mma_operand& a = m_.a;
       auto at = [&](const std::string& reg, const std::string& mm, const std::string& kx) {
-        a.k_contiguous ? tf32_load(a, reg, m0 + " + " + mm, "kk + " + kx)
-                       : tf32_load(a, reg, "kk + " + kx, m0 + " + " + mm);
+        a.k_contiguous ? load(a, reg, m0 + " + " + mm, "kk + " + kx)
+                       : load(a, reg, "kk + " + kx, m0 + " + " + mm);
       };
       at("af[fm][0]", "g", "t"), at("af[fm][1]", "g + 8", "t");
       at("af[fm][2]", "g", "t + 4"), at("af[fm][3]", "g + 8", "t + 4");
@@ -797,7 +869,7 @@ class mma_printer {
       loop("for (int fn = 0; fn < " + FN + "; ++fn) {");
       const std::string n0 = "wn * " + num(m_.warp_n) + " + fn * 8 + g";
       auto at = [&](const std::string& reg, const std::string& kx) {
-        b.k_contiguous ? tf32_load(b, reg, n0, "kk + " + kx) : tf32_load(b, reg, "kk + " + kx, n0);
+        b.k_contiguous ? load(b, reg, n0, "kk + " + kx) : load(b, reg, "kk + " + kx, n0);
       };
       at("bf[fn][0]", "t"), at("bf[fn][1]", "t + 4");
       out_.line("}");
@@ -813,15 +885,24 @@ class mma_printer {
         ldmatrix(m_.b, "kk + (lane & 7) + ((lane >> 3) & 1) * 8", n0 + " + (lane >> 4) * 8", regs);
       out_.line("}");
     }
+    auto issue = [&](const std::string& a, const std::string& b, const std::string& indent) {
+      out_.line(indent + "asm volatile(\"" + mma_ptx(m_.instruction) +
+                " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\" : "
+                "\"+f\"(acc[fm][fn][0]), "
+                "\"+f\"(acc[fm][fn][1]), \"+f\"(acc[fm][fn][2]), \"+f\"(acc[fm][fn][3]) : "
+                "\"r\"(" +
+                a + "[fm][0]), \"r\"(" + a + "[fm][1]), \"r\"(" + a + "[fm][2]), \"r\"(" + a +
+                "[fm][3]), \"r\"(" + b + "[fn][0]), \"r\"(" + b + "[fn][1]));");
+    };
     loop("for (int fm = 0; fm < " + FM + "; ++fm)");
     loop("for (int fn = 0; fn < " + FN + "; ++fn)");
-    out_.line("  asm volatile(\"" + mma_ptx(m_.instruction) +
-              " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\" : "
-              "\"+f\"(acc[fm][fn][0]), "
-              "\"+f\"(acc[fm][fn][1]), \"+f\"(acc[fm][fn][2]), \"+f\"(acc[fm][fn][3]) : "
-              "\"r\"(af[fm][0]), "
-              "\"r\"(af[fm][1]), \"r\"(af[fm][2]), \"r\"(af[fm][3]), \"r\"(bf[fn][0]), "
-              "\"r\"(bf[fn][1]));");
+    if (split) {  // the small products first: lo*hi, hi*lo, then hi*hi
+      out_.line("{");
+      issue("al", "bf", ""), issue("af", "bl", ""), issue("af", "bf", "");
+      out_.line("}");
+    } else {
+      issue("af", "bf", "  ");
+    }
     out_.line("}");
   }
 

@@ -170,6 +170,9 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
   if (!m.on) throw error("simulate_mma: the plan has no tensor-core kernel");
   if (p.comp.epilogue) throw error("simulate_mma: point-wise epilogues are not simulated");
   const bool tf32 = m.instruction == mma_instruction::m16n8k8_tf32;
+  const bool split = m.split_tf32;
+  // split TF32's parts of an element: hi = tf32(x), lo = tf32(x - hi)
+  auto lo_part = [](float v) { return round_tf32(v - round_tf32(v)); };
   const std::vector<std::int64_t>& sizes = p.sizes;
   std::int64_t grid_z = 1, outer = 1;
   for (auto d : m.grid_dims) grid_z *= sizes[d];
@@ -228,7 +231,18 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
               j < left ? detail::mma_read(b, at + j) : 0.0f;
       }
   };
-  std::vector<float> ta, tb, acc, zacc, ra, rb;
+  std::vector<float> ta, tb, acc, zacc, ra, rb, ra_lo, rb_lo, tl;
+  // an operand's K-major stage: copied so, or landed M/N-contiguous (mma_plan::land_a/_b) and
+  // written transposed by the rounding pass
+  auto land = [&](const mma_operand& o, bool lands, const mma_operand& l, std::int64_t mn_blk,
+                  std::int64_t mn_size, std::int64_t k_blk, std::vector<float>& tile) {
+    if (!lands) return fill(o, mn_blk, mn_size, k_blk, tile);
+    fill(l, mn_blk, mn_size, k_blk, tl);
+    tile.assign(std::size_t(o.stage_bytes / std::int64_t(size_of(o.type))), 0.0f);
+    for (std::int64_t r = 0; r < l.rows; ++r)  // landed (K, M/N)
+      for (std::int64_t col = 0; col < l.cols; ++col)
+        tile.at(std::size_t(tile_offset(o, col, r))) = tl.at(std::size_t(tile_offset(l, r, col)));
+  };
   std::vector<float> stage;                        // the staged epilogue's block tile (wgmma)
   std::vector<std::vector<std::uint8_t>> written;  // ... and its writes per access and element
   if (m.wgmma) {
@@ -243,9 +257,13 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
     const std::int64_t elem = std::int64_t(size_of(m.a.type)), K = m.inst_k;
     std::vector<float> pool(std::size_t(p.shared_bytes / elem), 0.0f), regs, zregs;
     std::vector<float> fa(std::size_t(64 * K)), fb(std::size_t(N * K));
+    std::vector<float> fa_lo(fa.size()), fb_lo(fb.size());
     auto place = [&](const mma_operand& o, std::int64_t slot, const std::vector<float>& t) {
       const std::int64_t at = (o.offset_bytes + slot * o.stage_bytes) / elem;
       for (std::size_t i = 0; i < t.size(); ++i) pool.at(std::size_t(at) + i) = t[i];
+      if (!split) return;  // the rounding pass's low tile (the high one is rounded on reading)
+      const std::int64_t lo = (o.lo_offset_bytes + slot * o.stage_bytes) / elem;
+      for (std::size_t i = 0; i < t.size(); ++i) pool.at(std::size_t(lo) + i) = lo_part(t[i]);
     };
     for (std::int64_t bz = 0; bz < grid_z; ++bz)
       for (std::int64_t m_blk = 0; m_blk < m.size_m; m_blk += m.block_m)
@@ -261,8 +279,8 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
               const std::int64_t slot = (step - step0) % m.stages;
               if (!m.outer_k_dims.empty())
                 detail::mma_decode(m.outer_k_dims, sizes, step / m.k_tiles, e);
-              fill(m.a, m_blk, m.size_m, k_blk, ta);
-              fill(m.b, n_blk, m.size_n, k_blk, tb);
+              land(m.a, m.land_a, m.a_land, m_blk, m.size_m, k_blk, ta);
+              land(m.b, m.land_b, m.b_land, n_blk, m.size_n, k_blk, tb);
               place(m.a, slot, ta), place(m.b, slot, tb);
               for (std::int64_t wg = 0; wg < WG; ++wg) {
                 const std::int64_t wm = wg / m.warps_n, wn = wg % m.warps_n;
@@ -284,6 +302,18 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                   for (std::int64_t n = 0; n < N; ++n)
                     for (std::int64_t k = 0; k < K; ++k)
                       fb[std::size_t(n * K + k)] = read(db, !m.b.k_contiguous, n, k);
+                  // split TF32: the low tiles through their own descriptors (already rounded)
+                  const std::int64_t lo_a = m.a.lo_offset_bytes - m.a.offset_bytes,
+                                     lo_b = m.b.lo_offset_bytes - m.b.offset_bytes;
+                  if (split) {
+                    const std::uint64_t db_lo =
+                        wgmma_desc_hi(m.b) |
+                        std::uint64_t(((b_base + lo_b + wgmma_desc_offset(m.b, 0, kk)) & 0x3FFFF) >>
+                                      4);
+                    for (std::int64_t n = 0; n < N; ++n)
+                      for (std::int64_t k = 0; k < K; ++k)
+                        fb_lo[std::size_t(n * K + k)] = read(db_lo, !m.b.k_contiguous, n, k);
+                  }
                   for (std::int64_t fm = 0; fm < m.frags_m; ++fm) {
                     const std::uint64_t da =
                         wgmma_desc_hi(m.a) |
@@ -293,14 +323,28 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
                     for (std::int64_t r = 0; r < 64; ++r)
                       for (std::int64_t k = 0; k < K; ++k)
                         fa[std::size_t(r * K + k)] = read(da, !m.a.k_contiguous, r, k);
+                    if (split) {
+                      const std::uint64_t da_lo =
+                          wgmma_desc_hi(m.a) | std::uint64_t(((a_base + lo_a + fm * 64 * mnb_a +
+                                                               wgmma_desc_offset(m.a, 0, kk)) &
+                                                              0x3FFFF) >>
+                                                             4);
+                      for (std::int64_t r = 0; r < 64; ++r)
+                        for (std::int64_t k = 0; k < K; ++k)
+                          fa_lo[std::size_t(r * K + k)] = read(da_lo, !m.a.k_contiguous, r, k);
+                    }
                     for (std::int64_t th = 0; th < 128; ++th)
                       for (std::int64_t j = 0; j < N / 2; ++j) {
                         const std::int64_t lane = th % 32, g = lane / 4, t = lane % 4;
                         const std::int64_t row = 16 * (th / 32) + g + 8 * ((j >> 1) & 1);
                         const std::int64_t col = 8 * (j >> 2) + 2 * t + (j & 1);
                         float s = 0;
-                        for (std::int64_t k = 0; k < K; ++k)
-                          s += fa[std::size_t(row * K + k)] * fb[std::size_t(col * K + k)];
+                        for (std::int64_t k = 0; k < K; ++k) {
+                          const std::size_t ia = std::size_t(row * K + k),
+                                            ib = std::size_t(col * K + k);
+                          if (split) s += fa_lo[ia] * fb[ib] + fa[ia] * fb_lo[ib];
+                          s += fa[ia] * fb[ib];
+                        }
                         zregs[std::size_t((wg * 128 + th) * R + fm * (N / 2) + j)] += s;
                       }
                   }
@@ -374,11 +418,28 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
               for (std::int64_t k = 0; k < K; ++k) ra[std::size_t(i * K + k)] = at(m.a, ta, i, k);
             for (std::int64_t j = 0; j < cols; ++j)
               for (std::int64_t k = 0; k < K; ++k) rb[std::size_t(j * K + k)] = at(m.b, tb, j, k);
+            if (split) {  // the low parts, from the unrounded tiles as the registers split them
+              ra_lo.resize(ra.size()), rb_lo.resize(rb.size());
+              auto raw = [&](const mma_operand& o, const std::vector<float>& t, std::int64_t mn,
+                             std::int64_t k) {
+                return t[std::size_t(o.k_contiguous ? tile_offset(o, mn, k)
+                                                    : tile_offset(o, k, mn))];
+              };
+              for (std::int64_t i = 0; i < rows; ++i)
+                for (std::int64_t k = 0; k < K; ++k)
+                  ra_lo[std::size_t(i * K + k)] = lo_part(raw(m.a, ta, i, k));
+              for (std::int64_t j = 0; j < cols; ++j)
+                for (std::int64_t k = 0; k < K; ++k)
+                  rb_lo[std::size_t(j * K + k)] = lo_part(raw(m.b, tb, j, k));
+            }
             for (std::int64_t i = 0; i < rows; ++i)
               for (std::int64_t j = 0; j < cols; ++j) {
                 float s = 0;
-                for (std::int64_t k = 0; k < K; ++k)
-                  s += ra[std::size_t(i * K + k)] * rb[std::size_t(j * K + k)];
+                for (std::int64_t k = 0; k < K; ++k) {
+                  const std::size_t ia = std::size_t(i * K + k), ib = std::size_t(j * K + k);
+                  if (split) s += ra_lo[ia] * rb[ib] + ra[ia] * rb_lo[ib];
+                  s += ra[ia] * rb[ib];
+                }
                 zacc[std::size_t(i * m.block_n + j)] += s;
               }
           }

@@ -2,8 +2,9 @@
 // Whether the tensor-core path applies to a computation, and with which mma.sync instruction:
 // a contraction (mdh/ir/contraction.hpp) whose factors are both bf16 (m16n8k16.bf16), both f16
 // (m16n8k16.f16), or both f32 read at TF32 precision (m16n8k8.tf32; the user's choice,
-// computation::with_precision). fp32 read as IEEE has no tensor-core path: that would be TF32
-// without being asked.
+// computation::with_precision) or computed as three TF32 products of split operands
+// (precision tf32x3, m16n8k8.tf32 three times, fp32 accuracy). fp32 read as IEEE has no
+// tensor-core path: that would be TF32 without being asked.
 #pragma once
 
 #include <cstdint>
@@ -40,12 +41,13 @@ inline mma_support mma_supported(const ir::computation& c) {
     s.instruction = mma_instruction::m16n8k16_bf16;
   } else if (ta == scalar_type::f16) {
     s.instruction = mma_instruction::m16n8k16_f16;
-  } else if (ta == scalar_type::f32 && ir::reads_tf32(c)) {
+  } else if (ta == scalar_type::f32 && (ir::reads_tf32(c) || ir::splits_tf32(c))) {
     s.instruction = mma_instruction::m16n8k8_tf32;
   } else if (ta == scalar_type::f32) {
     s.why_not = "'" + c.name +
                 "' reads f32 at IEEE precision: tensor cores need bf16, f16, or TF32 chosen with "
-                "with_precision(mdh::ir::precision::tf32)";
+                "with_precision(mdh::ir::precision::tf32) (or tf32x3: three TF32 products, fp32 "
+                "accuracy)";
   } else {
     s.why_not = "the factors of '" + c.name + "' are " + std::string(short_name(ta)) +
                 ": tensor cores need bf16, f16 or TF32-read f32";

@@ -36,10 +36,15 @@ struct workload {
   std::string hash;         // ir::structural_hash_hex (what must match)
   std::vector<std::int64_t> sizes;
   std::vector<std::string> types;  // element types of inputs then outputs (short names)
-  // How f32 inputs are read: "ieee", or "tf32" (computation::with_precision). A tf32 record is
-  // never used for the ieee workload, nor the reverse. Written to the file when not "ieee".
+  // How f32 inputs are read: "ieee", "tf32" or "tf32x3" (computation::with_precision). A record
+  // of one precision is never used for a workload of another. Written to the file when not "ieee".
   std::string precision = "ieee";
 
+  // A pair's precision: the one of its computations that is not ieee.
+  static std::string pair_precision(const ir::computation& a, const ir::computation& b) {
+    return ir::to_string(a.input_precision != ir::precision::ieee ? a.input_precision
+                                                                  : b.input_precision);
+  }
   static workload of(const ir::computation& c, const std::vector<std::int64_t>& sizes) {
     workload w{c.name, ir::structural_hash_hex(c), sizes, {}, ir::to_string(c.input_precision)};
     for (auto& bufs : {ir::kernel_inputs(c), ir::kernel_outputs(c)})  // an epilogue's included
@@ -49,7 +54,7 @@ struct workload {
   // A fused pair (mdh::fuse): its name, the hash of both stages, the pair's buffers.
   static workload of(const ir::fused& f, const std::vector<std::int64_t>& sizes) {
     workload w{f.name, ir::structural_hash_hex(f), sizes, {}, "ieee"};
-    if (ir::reads_tf32(f.first) || ir::reads_tf32(f.second)) w.precision = "tf32";
+    w.precision = pair_precision(f.first, f.second);
     for (auto* bufs : {&f.inputs, &f.outputs})
       for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
     return w;
@@ -57,7 +62,7 @@ struct workload {
   // A with_producer pair (attention): its name, the hash of both computations, its buffers.
   static workload of(const ir::produced& x, const std::vector<std::int64_t>& sizes) {
     workload w{x.name, ir::structural_hash_hex(x), sizes, {}, "ieee"};
-    if (ir::reads_tf32(x.producer) || ir::reads_tf32(x.consumer)) w.precision = "tf32";
+    w.precision = pair_precision(x.producer, x.consumer);
     for (auto* bufs : {&x.inputs, &x.outputs})
       for (auto& b : *bufs) w.types.emplace_back(short_name(b.type));
     return w;
@@ -129,9 +134,9 @@ inline parameter_record record_from_json(const nlohmann::json& j, const std::str
     r.work.sizes = field(w, "sizes", "workload.sizes").get<std::vector<std::int64_t>>();
     r.work.types = field(w, "types", "workload.types").get<std::vector<std::string>>();
     r.work.precision = w.value("precision", std::string("ieee"));
-    if (r.work.precision != "ieee" && r.work.precision != "tf32")
+    if (r.work.precision != "ieee" && r.work.precision != "tf32" && r.work.precision != "tf32x3")
       throw error("parameter file '" + origin + "': field 'workload.precision' is '" +
-                  r.work.precision + "', expected 'ieee' or 'tf32'");
+                  r.work.precision + "', expected 'ieee', 'tf32' or 'tf32x3'");
     auto d = field(j, "device", "device");
     r.device.backend = field(d, "backend", "device.backend").get<std::string>();
     r.device.name = field(d, "name", "device.name").get<std::string>();

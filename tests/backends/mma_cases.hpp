@@ -2,8 +2,8 @@
 // The contractions the tensor-core tests share (NVRTC compiles, CPU simulation, GPU runs): a
 // matmul, a batched matmul with B transposed, a transposed matmul (A stored K x M, C written
 // transposed), convolutions as implicit GEMMs (mcc, NHWC; mcc_nchw at strides 1 and 2) and two
-// TCCG tensor contractions, each in bf16, f16 and TF32-read f32, at sizes that leave partial
-// tiles everywhere.
+// TCCG tensor contractions, each in bf16, f16 and TF32-read f32 (four also in split TF32), at
+// sizes that leave partial tiles everywhere.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +15,19 @@
 
 namespace mdh::test {
 
+// f32 cases take precision `p` (tf32, or tf32x3: split TF32, compared with the IEEE reference at
+// fp32's tolerance); `all` = false visits four of them (a plain, a batched, a gathered and a
+// multi-dimensional contraction).
 template <class T, class Visit>
-void for_each_mma_case_of(const std::string& type, Visit&& visit) {
+void for_each_mma_case_of(const std::string& type, Visit&& visit,
+                          ir::precision p = ir::precision::tf32, bool all = true) {
   using sz = std::vector<std::int64_t>;
   auto v = [&](std::string_view name, auto op, const sz& s) {
+    if (!all && name != "matmul" && name != "batch_matmul_nt" && name != "mcc_nchw" &&
+        name != "tccg_abcdef_dega_gfbc")
+      return;
     if constexpr (std::is_same_v<T, float>)
-      visit(type + " " + std::string(name), op.with_precision(ir::precision::tf32), s);
+      visit(type + " " + std::string(name), op.with_precision(p), s);
     else
       visit(type + " " + std::string(name), op, s);
   };
@@ -37,12 +44,13 @@ void for_each_mma_case_of(const std::string& type, Visit&& visit) {
   v("tccg_abcdef_dega_gfbc", ops::tccg_abcdef_dega_gfbc<T>(), sz{3, 4, 5, 3, 2, 3, 7});
 }
 
-// visit(name, computation, sizes) for every case in bf16, f16 and TF32.
+// visit(name, computation, sizes) for every case in bf16, f16 and TF32, and four in split TF32.
 template <class Visit>
 void for_each_mma_case(Visit&& visit) {
   for_each_mma_case_of<bf16>("bf16", visit);
   for_each_mma_case_of<f16>("f16", visit);
   for_each_mma_case_of<float>("tf32", visit);
+  for_each_mma_case_of<float>("tf32x3", visit, ir::precision::tf32x3, false);
 }
 
 // The tensor-core path with a point-wise epilogue (mdh::with_epilogue) in each type: GEMM + bias

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 // On a GPU (label gpu; exits 77, skipped, without one): random valid tensor-core configurations
-// (mma = 1, fused axes or not) of every case of mma_cases.hpp (bf16, f16, TF32; matmul, batched
-// with B transposed, transposed, convolutions NHWC and NCHW (strides 1, 2) as implicit GEMMs,
-// TCCG), the tensor-core starts of the convolutions and contractions (fused first) also at a
-// 14x14 NCHW size, and matmuls at odd sizes (997 x 1009 x 769: partial tiles and unaligned
-// rows everywhere) and at a BERT size, match mdh::reference within mdh::tuning::tolerance. A
-// failure prints the configuration as JSON (a parameter file's "config"), the plan, and the first
-// elements off by more than the tolerance allows. The same for wgmma (mma = 2, sm_90 only) at
-// the end: random configurations of every case (bf16, f16, TF32), odd sizes, epilogues.
+// (mma = 1, fused axes or not) of every case of mma_cases.hpp (bf16, f16, TF32, four in split
+// TF32; matmul, batched with B transposed, transposed, convolutions NHWC and NCHW (strides 1, 2)
+// as implicit GEMMs, TCCG), the tensor-core starts of the convolutions and contractions (fused
+// first) also at a 14x14 NCHW size, and matmuls at odd sizes (997 x 1009 x 769: partial tiles and
+// unaligned rows everywhere) and at a BERT size, match mdh::reference within
+// mdh::tuning::tolerance. A failure prints the configuration as JSON (a parameter file's "config"),
+// the plan, and the first elements off by more than the tolerance allows. The same for wgmma (mma =
+// 2, sm_90 only) at the end: random configurations of every case (bf16, f16, TF32), odd sizes,
+// epilogues.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -172,7 +173,7 @@ TEST_CASE("CUDA: random MMA configurations of every contraction and type match t
     }
   });
   MESSAGE(total, " MMA kernels checked on the GPU");
-  CHECK(total == 288);
+  CHECK(total == 336);  // 28 cases (24, and 4 in split TF32) x 12
 }
 
 // The convolutions as implicit GEMMs (M = n*p*q, K = c*r*s or r*s*c fused, mma_fuse_*) and the
@@ -236,6 +237,7 @@ TEST_CASE("CUDA: MMA matmuls at odd and BERT sizes match the reference") {
     check(ops::matmul<bf16>(), s, 4);
     check(ops::matmul<f16>(), s, 4);
     check(ops::matmul<float>().with_precision(ir::precision::tf32), s, 4);
+    check(ops::matmul<float>().with_precision(ir::precision::tf32x3), s, 3);
     check(test::matmul_bf16_to_f32(), s, 2);
   }
 }
@@ -327,7 +329,7 @@ TEST_CASE("CUDA wgmma: random configurations of every contraction and type match
     }
   });
   MESSAGE(total, " wgmma kernels checked on the GPU");
-  CHECK(total == 288);
+  CHECK(total == 336);  // 28 cases (24, and 4 in split TF32) x 12
 }
 
 TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match the reference") {
@@ -352,6 +354,7 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
     check(ops::matmul<bf16>(), s, 4);
     check(ops::matmul<f16>(), s, 4);
     check(ops::matmul<float>().with_precision(ir::precision::tf32), s, 3);
+    check(ops::matmul<float>().with_precision(ir::precision::tf32x3), s, 3);
     check(test::matmul_bf16_to_f32(), s, 2);
   }
   int total = 0;
@@ -375,6 +378,47 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
 // Split-K (mma_split): the tile's last block adds the others' partials and resets the tile's
 // counter, so one program launched again and again stays right; mma.sync and (on sm_90) wgmma,
 // an odd matmul with 2-4 blocks per tile, a skinny one with 16, and a point-wise epilogue.
+TEST_CASE("CUDA: split TF32 keeps fp32's accuracy at K = 3072; one TF32 product does not") {
+  // Relative L2 errors against the IEEE reference on the same inputs: split TF32 on mma.sync and
+  // (sm_90) wgmma within fp32's tolerance, beside the SIMT fp32 kernel and the TF32 kernel of
+  // the same sizes, which must miss it (else the test could not tell the split from TF32).
+  gpu_or_skip();
+  auto lim = dev().limits();
+  const std::vector<std::int64_t> s{256, 384, 3072};
+  auto x3 = ops::matmul<float>().with_precision(ir::precision::tf32x3);
+  auto d = test::make_case_data(x3, s, 7);
+  const double tol = tuning::tolerance(scalar_type::f32, s[2]);
+  auto error_of = [&](const lower::kernel_plan& plan) {
+    host_buffer got(scalar_type::f32, d.want[0].shape());
+    std::vector<buffer_ref> in = d.in_refs(), out{buffer_ref(got)};
+    cuda::program(dev(), plan).run(in, out);
+    const float* g = static_cast<const float*>(got.data());
+    const float* w = static_cast<const float*>(d.want[0].data());
+    double diff2 = 0, ref2 = 0;
+    for (std::int64_t k = 0; k < element_count(got.shape()); ++k)
+      diff2 += (double(g[k]) - w[k]) * (double(g[k]) - w[k]), ref2 += double(w[k]) * w[k];
+    return std::sqrt(diff2 / ref2);
+  };
+  std::mt19937_64 rng(3);
+  const double simt = error_of(lower::lower(x3.ir(), s, lower::default_config(x3.ir(), s), lim));
+  auto tf = ops::matmul<float>().with_precision(ir::precision::tf32);
+  const double one =
+      error_of(lower::lower(tf.ir(), s, lower::random_mma_config(tf.ir(), s, lim, rng), lim));
+  const double split =
+      error_of(lower::lower(x3.ir(), s, lower::random_mma_config(x3.ir(), s, lim, rng), lim));
+  MESSAGE("relative L2 error at K = 3072 (tolerance ", tol, "): SIMT fp32 ", simt,
+          ", mma.sync split TF32 ", split, ", mma.sync TF32 ", one);
+  CHECK(simt <= tol);
+  CHECK(split <= tol);
+  CHECK(one > tol);
+  if (lim.cc_major == 9) {
+    const double wg =
+        error_of(lower::lower(x3.ir(), s, lower::random_wgmma_config(x3.ir(), s, lim, rng), lim));
+    MESSAGE("wgmma split TF32 ", wg);
+    CHECK(wg <= tol);
+  }
+}
+
 TEST_CASE("CUDA: split-K MMA plans match the reference, launch after launch of one program") {
   gpu_or_skip();
   auto lim = dev().limits();

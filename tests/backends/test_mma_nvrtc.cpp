@@ -258,7 +258,7 @@ TEST_CASE("NVRTC compiles random valid MMA configurations of every case for sm_9
     }
   });
   MESSAGE(total, " MMA kernels compiled by NVRTC");
-  CHECK(total == 96);
+  CHECK(total == 112);  // 28 cases (24, and 4 in split TF32) x 4
 }
 
 TEST_CASE("NVRTC compiles the fused implicit-GEMM starts of the convolutions and contractions") {
@@ -278,7 +278,9 @@ TEST_CASE("NVRTC compiles the fused implicit-GEMM starts of the convolutions and
     }
   });
   MESSAGE(fused, " fused MMA starts compiled by NVRTC");
-  CHECK(fused == 5 * 3);  // mcc, tccg_abcd_aebf_dfce, mcc_nchw, mcc_nchw_s2, tccg_abcdef_dega_gfbc
+  // mcc, tccg_abcd_aebf_dfce, mcc_nchw, mcc_nchw_s2, tccg_abcdef_dega_gfbc in three types; in
+  // split TF32 mcc_nchw and tccg_abcdef_dega_gfbc
+  CHECK(fused == 5 * 3 + 2);
 }
 
 TEST_CASE("without a GPU: every MMA case's plans compute the contraction (simulate_mma)") {
@@ -490,6 +492,65 @@ TEST_CASE("a tensor-core configuration carries over to nearby sizes with its MMA
   CHECK(space.find(tuning::to_space_configuration(carried, bf, here, h200)).has_value());
 }
 
+TEST_CASE("split TF32 (precision tf32x3): three TF32 products per product reach fp32 accuracy") {
+  // mma.sync splits in registers, wgmma reads low tiles the rounding pass writes; both against
+  // the IEEE reference at fp32's tolerance, which the same plans with one TF32 product fail.
+  auto lim = lower::h200_limits();
+  const std::vector<std::int64_t> s{96, 80, 512};
+  auto op = ops::matmul<float>().with_precision(ir::precision::tf32x3);
+  const ir::computation& x = op.ir();
+  CHECK(ir::splits_tf32(x));
+  CHECK(!ir::reads_tf32(x));
+  CHECK(has(ir::to_string(x), "precision tf32x3"));
+  CHECK(ir::structural_hash_hex(x) !=
+        ir::structural_hash_hex(ops::matmul<float>().with_precision(ir::precision::tf32).ir()));
+  CHECK(tuning::workload::of(x, s).precision == "tf32x3");
+  CHECK(has(error_of([] { (void)ops::multiply<float>().with_precision(ir::precision::tf32x3); }),
+            "precision tf32x3 applies to fp32 contractions"));
+  auto d = test::make_case_data(op, s, 11);  // the reference reads the inputs as stored
+  cuda::module_cache cache("");
+  for (const std::int64_t on : {1, 2}) {
+    INFO("mma = ", on);
+    auto c = lower::default_config(x, s);
+    c.mma.on = on, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.stages = 3;
+    c.mma.warps_m = on == 1 ? 2 : 1, c.mma.warps_n = on == 1 ? 2 : 1;
+    c.mma.tile_m = on == 1 ? 32 : 64, c.mma.tile_n = on == 1 ? 32 : 80;
+    c.mma.tile_k = 32, c.mma.swizzle = on == 2 ? 1 : 0;
+    auto plan = lower::lower(x, s, c, lim);
+    REQUIRE(plan.mma.split_tf32);
+    INFO(lower::to_string(plan));
+    CHECK(has(lower::to_string(plan), "x3 (split TF32"));
+    const std::string src = cuda::emit(plan);
+    if (on == 1) {
+      CHECK(has(src, "al[fm][0]"));
+      CHECK(has(src, "x - __uint_as_float("));
+    } else {
+      // B(k, j) is N-contiguous: it lands so by cp.async and is transposed into its K-major
+      // tiles; A is K-contiguous already
+      CHECK(!plan.mma.land_a);
+      REQUIRE(plan.mma.land_b);
+      CHECK(plan.mma.b_land.async_copy);
+      CHECK(!plan.mma.b_land.k_contiguous);
+      const std::int64_t hi = plan.mma.stages * (plan.mma.a.stage_bytes + plan.mma.b.stage_bytes);
+      CHECK(plan.mma.a.lo_offset_bytes == hi);
+      CHECK(plan.mma.b.lo_offset_bytes == hi + plan.mma.b.offset_bytes);
+      CHECK(plan.mma.b_land.offset_bytes == 2 * hi);
+      CHECK(plan.tiles_bytes == 2 * hi + plan.mma.stages * plan.mma.b_land.stage_bytes);
+      CHECK(has(src, "y[v] = mdh_tf32(x[v] - h);"));   // A in place
+      CHECK(has(src, "y[at] = mdh_tf32(x[v] - h);"));  // B transposed
+      CHECK(has(src, "da_lo"));
+    }
+    CHECK(simulated_mismatch(plan, d, 512).empty());
+    auto one = plan;  // the same tiles, one TF32 product
+    one.mma.split_tf32 = false;
+    CHECK(has(simulated_mismatch(one, d, 512), "above tolerance"));
+    CHECK(!cuda::compile(plan, "sm_90", cache)->cubin.empty());
+  }
+  // without tensor cores (mma = 0) the computation is the IEEE one
+  auto simt = lower::lower(x, s, lower::default_config(x, s), lim);
+  CHECK(!has(cuda::emit(simt), "mdh_tf32(A"));
+}
+
 // --- mma = 2: warpgroup MMA (wgmma.mma_async, sm_90a) -------------------------------------------
 
 TEST_CASE("wgmma (mma = 2): the rules keep it to sm_90 and its tiles, saying why") {
@@ -589,7 +650,7 @@ TEST_CASE(
     }
   });
   MESSAGE(total, " wgmma kernels compiled by NVRTC and simulated");
-  CHECK(total == 96);
+  CHECK(total == 112);  // 28 cases (24, and 4 in split TF32) x 4
   // with a point-wise epilogue: compiled (the epilogue is the mma.sync path's, not simulated)
   test::for_each_mma_epilogue_case([&](const std::string& name, const auto& op, const auto& sizes) {
     INFO(name);
@@ -1013,7 +1074,7 @@ TEST_CASE(
   });
   MESSAGE(staged, " staged plans compiled and simulated (", split, " split-K), ", refused,
           " refused");
-  CHECK(staged + refused == 96);
+  CHECK(staged + refused == 112);
   CHECK(staged >= 40);
   CHECK(split >= 20);
   CHECK(refused >= 36);  // matmul_t (C written transposed) and the NCHW outputs at least

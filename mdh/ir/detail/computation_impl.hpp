@@ -125,12 +125,13 @@ inline void validate(const computation& c) {
                         std::string(short_name(c.f.result_type(r))) +
                         " (bf16/f16 store values; they are computed and accumulated in f32 or "
                         "f64)"));
-  if (reads_tf32(c)) {
+  if (reads_tf32(c) || splits_tf32(c)) {
     bool f32_input = false;
     for (auto& b : c.inputs) f32_input = f32_input || b.type == scalar_type::f32;
     if (c.reduction.kind != builtin::add || !f32_input)
       throw error(
-          where("precision tf32 applies to fp32 contractions: it needs a pw(add) "
+          where(std::string("precision ") + to_string(c.input_precision) +
+                " applies to fp32 contractions: it needs a pw(add) "
                 "reduction over f32 inputs (the reduction is " +
                 (c.reduction.kind == builtin::none ? std::string("none") : c.reduction.name) +
                 (f32_input ? "" : ", no input is f32") + ")"));
