@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <expressions/benchmark_cases.hpp>
@@ -27,16 +28,18 @@ inline std::set<std::string> split_list(const std::string& v) {
 }
 
 // The type a case runs in, as bench/cases.json's "type" and the suites name it: "tf32" (f32 read
-// at TF32 precision), "bf16" or "f16" (16-bit buffers), else "f32".
+// at TF32 precision), "tf32x3" (f32 at near-fp32 accuracy, each product three TF32 tensor-core
+// products of split operands), "bf16" or "f16" (16-bit buffers), else "f32".
 inline std::string type_of(const mdh::tuning::workload& w) {
-  if (w.precision == "tf32") return "tf32";
+  if (w.precision == "tf32" || w.precision == "tf32x3") return w.precision;
   for (auto& t : w.types)
     if (t == "bf16" || t == "f16") return t;
   return "f32";
 }
 
 // Where a case's parameter file lives: float32 cases in `root` itself (params/h200), the others
-// in a folder named after their type (params/h200/bf16, params/h200/tf32), logs in its logs/.
+// in a folder named after their type (params/h200/bf16, params/h200/tf32, params/h200/tf32x3),
+// logs in its logs/.
 inline std::filesystem::path params_folder(const std::filesystem::path& root,
                                            const mdh::tuning::workload& w) {
   std::string t = type_of(w);
@@ -50,7 +53,7 @@ inline void list_cases(const std::set<std::string>& only) {
       [&](std::string_view name, const auto& comp, const std::vector<std::int64_t>& sizes) {
         if (!only.empty() && !only.count(std::string(name))) return;
         auto w = mdh::tuning::workload::of(comp.ir(), sizes);
-        std::printf("%-28.*s %-5s %-24s %s\n", int(name.size()), name.data(), type_of(w).c_str(),
+        std::printf("%-28.*s %-6s %-24s %s\n", int(name.size()), name.data(), type_of(w).c_str(),
                     mdh::to_string(sizes).c_str(), comp.name().c_str());
       });
 }

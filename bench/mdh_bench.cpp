@@ -3,7 +3,10 @@
 // file (or the default configuration, said in the output), checks the kernel against the CPU
 // reference, and times it the way the peers are timed: per call (L2 flushed by a 256 MB memset,
 // events around the launches) and by CUDA-graph replay (kernel time only); medians.
-// The bf16 and tf32 variants (issue 18) read their files from DIR/bf16 and DIR/tf32.
+// The bf16 and tf32 variants (issue 18) read their files from DIR/bf16 and DIR/tf32, the tf32x3
+// ones (the float32 products at precision tf32x3: near-fp32 accuracy, three TF32 tensor-core
+// products per product; checked against the IEEE fp32 reference like their float32 case) from
+// DIR/tf32x3.
 //   mdh_bench [--params DIR=params/h200] [--out FILE=ours.json] [--cases a,b,...] [--reps N=50]
 //             [--flush memset|read]   (bench/l2_flush.hpp: read is a diagnostic; memset is the
 //             method) [--list]   (--list: the cases, of --cases, and exit; no GPU needed)

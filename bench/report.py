@@ -15,10 +15,13 @@ Inputs (any may be missing or partial; what is absent shows as "–"):
   frameworks  bench/peers/frameworks.py: PyTorch eager, torch.compile, JAX
 The cases, their bytes and flops (for the floors) and the targets come from bench/cases.json.
 The floor of a case is max(bytes / copy rate, flops / GEMM rate of the case's type: fp32 SGEMM,
-bf16 or TF32 GEMM at 8192^3) with the rates measured in the same run (vendor.json), else the H200
-reference rates (said so in the output). Each type (float32, bf16, tf32: the cases' "type") gets
-its own tables. Ratios are best peer / ours: above 1 means ours is faster. Only the standard
-library is used.
+bf16 or TF32 GEMM at 8192^3; tf32x3: fp32 SGEMM, the ceiling of its accuracy class) with the rates
+measured in the same run (vendor.json), else the H200 reference rates (said so in the output).
+Each type (float32, bf16, tf32, tf32x3: the cases' "type") gets its own tables. tf32x3 cases
+(fp32 storage and accuracy; ours: three TF32 tensor-core products per product, the user's
+choice) are compared with the fp32 peers, TF32 off; where a run has no peer entry of a tf32x3
+case itself, its float32 case's entry (the same fp32 call) stands in, and a note says so.
+Ratios are best peer / ours: above 1 means ours is faster. Only the standard library is used.
 """
 import argparse
 import datetime
@@ -42,8 +45,19 @@ PEER_LABEL = {"cublas": "cuBLAS", "cublaslt": "cuBLASLt", "cudnn": "cuDNN", "eag
               "compile": "compile", "jax": "JAX"}
 TYPE_TITLE = {"f32": "float32 (TF32 off on all sides)",
               "bf16": "bf16 (bf16 inputs and outputs, fp32 accumulation on all sides)",
-              "tf32": "tf32 (fp32 storage, inputs read as TF32 on all sides)"}
-GEMM_LABEL = {"f32": "fp32 SGEMM", "bf16": "bf16 GEMM", "tf32": "TF32 GEMM"}
+              "tf32": "tf32 (fp32 storage, inputs read as TF32 on all sides)",
+              "tf32x3": ("tf32x3 (fp32 storage and accuracy; ours: three TF32 tensor-core products per product; "
+                         "peers in fp32, TF32 off)")}
+GEMM_LABEL = {"f32": "fp32 SGEMM", "bf16": "bf16 GEMM", "tf32": "TF32 GEMM", "tf32x3": "fp32 SGEMM"}
+# The words above a type's tables, where the comparison needs them.
+TYPE_NOTE = {"tf32x3": (
+    "A comparison in the fp32 accuracy class: our side computes each product as three TF32 "
+    "tensor-core products of split operands (hi·hi + hi·lo + lo·hi; `with_precision(tf32x3)`, the "
+    "user's explicit choice), fp32 storage, output checked at the fp32 bound; the peers are exactly "
+    "the float32 case's (cuBLAS/cuBLASLt CUBLAS_COMPUTE_32F, fp32 cuDNN, PyTorch and torch.compile with "
+    "TF32 off, JAX precision 'highest'), held to the fp32 error limit. The floor uses the fp32 SGEMM "
+    "rate, the ceiling of the accuracy class: ours, on the tensor cores, can run under it (ours at "
+    "floor above 100%). The product targets compare with the fp32 cuBLAS/cuBLASLt times.")}
 
 
 def load_json(path):
@@ -131,6 +145,8 @@ def evaluate_targets(case, row, copy_Bps):
     o = row["ours"]
     p = row["peers"]
     vend_blas = [p[k] for k in ("cublas", "cublaslt") if num(p.get(k))]
+    # tf32x3: the fp32 cuBLAS/cuBLASLt (its accuracy class; ours on tensor cores by the user's choice)
+    blas = "fp32 cuBLAS, TF32 off, ours tf32x3 on tensor cores" if case.get("type") == "tf32x3" else "cuBLAS"
     for t in case.get("targets", []):
         if not num(o):
             out[t] = (None, "no time of ours")
@@ -150,7 +166,7 @@ def evaluate_targets(case, row, copy_Bps):
                 out[t] = (None, "no cuBLAS time")
             else:
                 r = min(vend_blas) / o
-                out[t] = (r >= need, f"{r:.2f}× cuBLAS (need ≥ {need}×)")
+                out[t] = (r >= need, f"{r:.2f}× {blas} (need ≥ {need}×)")
         elif t == "dot_matvec":
             bw = case["bytes"] / (o * 1e-6) / copy_Bps
             if not vend_blas:
@@ -166,7 +182,7 @@ def evaluate_targets(case, row, copy_Bps):
                 out[t] = (None, "no cuBLAS time")
             else:
                 r = min(vend_blas) / o
-                out[t] = (r >= 0.9, f"{r:.2f}× cuBLAS (need ≥ 0.9×)")
+                out[t] = (r >= 0.9, f"{r:.2f}× {blas} (need ≥ 0.9×)")
         elif t == "tccg":
             c, j = p.get("compile"), p.get("jax")
             if not (num(c) and num(j)):
@@ -239,7 +255,7 @@ def build(args):
     gemm_rates = {}
     for t in types:
         key, ref = cases_mod.COMPUTE_CEILING[t]
-        v = sgemm if t == "f32" else ce.get(key)
+        v = sgemm if key == "sgemm_flops_per_s" else ce.get(key)  # f32 and tf32x3: the SGEMM rate
         gemm_rates[t] = {"flops_per_s": v if num(v) else ref, "measured": num(v) and ceil_src.startswith("measured"),
                          "error": ce.get(key.replace("_flops_per_s", "_error"))}
 
@@ -265,8 +281,19 @@ def build(args):
         cal.update({"ours_" + k: v for k, v in ours["calibration"].items()})
     res["calibration"] = cal
     errors = []  # (case, who, message)
+    stand_ins = {}  # tf32x3 case -> [(source, float32 case)]: peers of the float32 case stand in
     for c in doc["cases"]:
         name = c["name"]
+        # A tf32x3 case's peers are its float32 case's calls (cases.peer_type): without an entry of
+        # its own in a source, that source's entry of the float32 case stands in (said in a note).
+        vend_src = fw_src = name  # the names whose peer entries this case shows
+        if cases_mod.peer_type(c) != cases_mod.type_of(c) and c.get("base"):
+            if name not in vend_cases and c["base"] in vend_cases and c["peers"].get("vendor"):
+                vend_src = c["base"]
+                stand_ins.setdefault(name, []).append(("vendor", c["base"]))
+            if name not in fw_cases and c["base"] in fw_cases:
+                fw_src = c["base"]
+                stand_ins.setdefault(name, []).append(("frameworks", c["base"]))
         floor = cases_mod.floor_us(c, copy_Bps, gemm_rates[cases_mod.type_of(c)]["flops_per_s"])
         oc = ours_cases.get(name)
         rc = {"suite": c.get("suite"), "type": cases_mod.type_of(c), "op": c["op"], "sizes": c["sizes"],
@@ -281,7 +308,7 @@ def build(args):
                 o = o if num(o) else None
             peers = {}
             for lib in VENDOR_LIBS:
-                ent = vend_cases.get(name, {}).get(lib)
+                ent = vend_cases.get(vend_src, {}).get(lib)
                 t, err = peer_time(ent, mode)
                 if err and (mode == "per_call" or err.startswith("graph: ")):
                     errors.append((name, PEER_LABEL[lib], err))
@@ -290,7 +317,7 @@ def build(args):
                 if t is not None:
                     peers[lib] = t
             for p in FW_PEERS:
-                ent = fw_cases.get(name, {}).get(p)
+                ent = fw_cases.get(fw_src, {}).get(p)
                 t, err = peer_time(ent, mode)
                 if err and (mode == "per_call" or err.startswith("graph: ")):
                     errors.append((name, PEER_LABEL[p], err))
@@ -314,7 +341,16 @@ def build(args):
             row["targets"] = {t: {"met": v, "why": why}
                               for t, (v, why) in evaluate_targets(c, row, copy_Bps).items()}
             rc[mode] = row
+        if name in stand_ins:
+            rc["peers_from"] = {src: base for src, base in stand_ins[name]}
         res["cases"][name] = rc
+    if stand_ins:
+        by = {}
+        for name, pairs in stand_ins.items():
+            by.setdefault(" and ".join(sorted(src for src, _ in pairs)), []).append(f"{name} ← {pairs[0][1]}")
+        for srcs, items in by.items():
+            notes.append(f"tf32x3 cases with no {srcs} peer entries of their own show their float32 case's (the "
+                         f"same fp32 peer calls, from the same result files): {'; '.join(items)}.")
 
     # class-level: the memory-bound geomean (of the fp32 class), and the targets, over all cases
     # ("summary") and per type ("summary_by_type")
@@ -415,6 +451,10 @@ def markdown(doc, res):
         if t == "f32":
             continue
         g = ce["gemm_by_type"][t]
+        if t == "tf32x3":
+            L.append(f"- tf32x3 floors: the fp32 SGEMM rate ({g['flops_per_s'] / 1e12:.1f} TFLOP/s), the ceiling "
+                     "of their accuracy class; ours runs on the tensor cores and can run under it")
+            continue
         how = ("measured in this run (cublasGemmEx 8192³)" if g["measured"] else
                "NOT measured in this run: the reference rate" + (f" ({g['error']})" if g.get("error") else ""))
         L.append(f"- {GEMM_LABEL[t]} ceiling: {g['flops_per_s'] / 1e12:.0f} TFLOP/s, {how}")
@@ -423,7 +463,8 @@ def markdown(doc, res):
                  "on all sides; times are medians in µs with the L2 flushed before every repetition")
     else:
         L.append("- floor = max(bytes moved once / copy rate, flops / the GEMM rate of the case's type); bf16 "
-                 "cases move 2-byte elements; each type has its own tables, every side in the same precision; "
+                 "cases move 2-byte elements; each type has its own tables, every side in the same precision"
+                 + (" (tf32x3: the same accuracy class, fp32)" if "tf32x3" in types else "") + "; "
                  "times are medians in µs with the L2 flushed before every repetition")
     cal = res.get("calibration") or {}
     cparts = []
@@ -445,6 +486,9 @@ def markdown(doc, res):
             L.append(f"## {TYPE_TITLE[ty]}")
             L.append("")
             h = "###"
+        if ty in TYPE_NOTE:
+            L.append(TYPE_NOTE[ty])
+            L.append("")
         for mode in MODES:
             L += mode_table(res, tcases, mode, res["summary_by_type"][ty][mode], h)
     L.append("## Targets")
@@ -499,6 +543,13 @@ def markdown(doc, res):
                  "`default_matmul_precision('tensorfloat32')`; `NVIDIA_TF32_OVERRIDE` unset for such a run. A peer "
                  "above 5e-3 relative error is an error; one whose error is fp32's is timed and named under Errors "
                  "(\"TF32 was not used\").")
+    if "tf32x3" in types:
+        L.append("- tf32x3 cases (fp32 accuracy class): ours is the float32 computation "
+                 "`.with_precision(tf32x3)`, fp32 storage, each product three TF32 tensor-core products of "
+                 "split operands (hi = tf32(x), lo = tf32(x − hi): hi·hi + hi·lo + lo·hi), by the user's explicit "
+                 "choice, checked against the IEEE fp32 reference at the fp32 bound. The peers are exactly the "
+                 "float32 case's, as above (TF32 off, `NVIDIA_TF32_OVERRIDE=0`, JAX 'highest'), held to the fp32 "
+                 "limit (1e-4); the floor uses the fp32 SGEMM rate.")
     L.append("")
     return "\n".join(L)
 

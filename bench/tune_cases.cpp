@@ -6,7 +6,9 @@
 // --start-from as mdh-tune's: folders of parameter files whose nearest shapes (of this device,
 // else of another of the same architecture) start the searches; device.sh passes params/.
 // --list prints the cases (of --cases) and exits; it needs no GPU. Float32 cases write to DIR,
-// the bf16 and tf32 variants (issue 18) to DIR/bf16 and DIR/tf32 (bench::params_folder).
+// the bf16 and tf32 variants (issue 18) to DIR/bf16 and DIR/tf32, the tf32x3 ones (fp32 at
+// near-fp32 accuracy, three TF32 tensor-core products per product) to DIR/tf32x3
+// (bench::params_folder).
 // --seconds is each case's budget over every session of its log (a log that already holds S
 // seconds tunes nothing more); --more S tunes each case S seconds more in this run, whatever its
 // log holds (alone, it replaces the default --seconds; with it, whichever ends first).
@@ -105,7 +107,7 @@ int main(int argc, char** argv) {
         opt.prepare_threads = threads;
         opt.technique = technique;
         auto w = tuning::workload::of(comp.ir(), sizes);
-        auto folder = bench::params_folder(params, w);  // params/h200, params/h200/bf16, .../tf32
+        auto folder = bench::params_folder(params, w);  // params/h200, params/h200/bf16, .../tf32x3
         opt.parameter_file = folder / tuning::file_name(w);
         opt.log = folder / "logs" / (tuning::file_name(w) + ".log.jsonl");
         opt.start_from = start_from;

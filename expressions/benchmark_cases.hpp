@@ -153,6 +153,21 @@ void for_each_tf32_case(Visit&& visit) {
   for_each_benchmarks_md_case(renamed);
   for_each_any_shape_case(renamed);
 }
+// "<name>_tf32x3" (suite tf32x3): the same products at near-fp32 accuracy, each product three TF32
+// tensor-core products of split operands (the user's choice); their peers are the float32
+// case's.
+template <class Visit>
+void for_each_tf32x3_case(Visit&& visit) {
+  auto renamed = [&](std::string_view name, const auto& comp, const auto& sizes) {
+    if constexpr (!is_fused_v<std::decay_t<decltype(comp)>>) {
+      if (!is_gemm_like(comp.ir())) return;
+      std::string n = std::string(name) + "_tf32x3";
+      visit(std::string_view(n), comp.with_precision(ir::precision::tf32x3), sizes);
+    }
+  };
+  for_each_benchmarks_md_case(renamed);
+  for_each_any_shape_case(renamed);
+}
 
 // The float32 cases of bench/cases.json: those of benchmarks.md, the any_shape suite, the
 // epilogues (what the backends' tests sweep and pin).
@@ -163,13 +178,14 @@ void for_each_benchmark_case(Visit&& visit) {
   for_each_epilogue_case(visit);
 }
 
-// Every case of bench/cases.json: the float32 ones, then their bf16 and tf32 variants (issue 18):
-// what the benchmark drivers (bench/mdh_bench, bench/tune_cases) run.
+// Every case of bench/cases.json: the float32 ones, then their bf16, tf32 and tf32x3 variants
+// (issue 18): what the benchmark drivers (bench/mdh_bench, bench/tune_cases) run.
 template <class Visit>
 void for_each_benchmark_case_of_every_type(Visit&& visit) {
   for_each_benchmark_case(visit);
   for_each_bf16_case(visit);
   for_each_tf32_case(visit);
+  for_each_tf32x3_case(visit);
 }
 
 }  // namespace mdh::ops

@@ -6,6 +6,7 @@
   python3 bench/peers/cases.py --names --suite any_shape   # the suite's case names, comma-separated
                                                           # (for TUNE_CASES / BENCH_CASES)
   python3 bench/peers/cases.py --types --suite bf16,tf32   # the types among them: bf16,tf32
+                                                          # (f32, bf16, tf32, tf32x3)
 --suite a,b, --cases x,y and --targets t,u restrict every mode to those suites / cases / cases
 with one of those targets (together: the cases that pass each).
 """
@@ -24,16 +25,28 @@ REF_SGEMM_FLOPS_PER_S = 51.3e12
 # (356 TFLOP/s); bf16 the nominal dense peak (about 990 TFLOP/s), until a run measures its own.
 REF_TF32_FLOPS_PER_S = 356e12
 REF_BF16_FLOPS_PER_S = 990e12
-# type -> (vendor.json ceilings key, reference rate); float32 cases have no "type"
+# type -> (vendor.json ceilings key, reference rate); float32 cases have no "type". tf32x3 (fp32
+# storage and accuracy, ours three TF32 tensor-core products per product) is in the near-fp32 accuracy
+# class: its floor uses the fp32 SGEMM rate, the ceiling of that class (ours can run under it).
 COMPUTE_CEILING = {"f32": ("sgemm_flops_per_s", REF_SGEMM_FLOPS_PER_S),
                    "tf32": ("tf32_gemm_flops_per_s", REF_TF32_FLOPS_PER_S),
-                   "bf16": ("bf16_gemm_flops_per_s", REF_BF16_FLOPS_PER_S)}
-TYPES = ("f32", "bf16", "tf32")  # the order of the report's tables
+                   "bf16": ("bf16_gemm_flops_per_s", REF_BF16_FLOPS_PER_S),
+                   "tf32x3": ("sgemm_flops_per_s", REF_SGEMM_FLOPS_PER_S)}
+TYPES = ("f32", "bf16", "tf32", "tf32x3")  # the order of the report's tables
+# The type the peers run a case of type t as: tf32x3 is our side's precision only; its peers are
+# exactly the float32 case's (TF32 off, fp32 error limits). Every other type is itself.
+PEER_TYPE = {"tf32x3": "f32"}
 
 
 def type_of(case):
-    """f32, bf16 or tf32: what the case's buffers hold and how its products read them."""
+    """f32, bf16, tf32 or tf32x3: what the case's buffers hold and how its products read them."""
     return case.get("type", "f32")
+
+
+def peer_type(case_or_type):
+    """The type the peers run a case (or a type) as: f32 for tf32x3, else the type itself."""
+    t = case_or_type if isinstance(case_or_type, str) else type_of(case_or_type)
+    return PEER_TYPE.get(t, t)
 
 
 def load(path=CASES_JSON):
@@ -100,8 +113,8 @@ def main():
     ap.add_argument("--vendor-lines", action="store_true")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--names", action="store_true", help="the selected case names, comma-separated")
-    ap.add_argument("--suite", default="", help="comma-separated suites (bert, sc21, toplas, any_shape, bf16, tf32)")
-    ap.add_argument("--types", action="store_true", help="the selected cases' types (f32, bf16, tf32), comma-separated")
+    ap.add_argument("--suite", default="", help="comma-separated suites (bert, sc21, toplas, any_shape, bert_epilogue, bf16, tf32, tf32x3)")
+    ap.add_argument("--types", action="store_true", help="the selected cases' types (f32, bf16, tf32, tf32x3), comma-separated")
     ap.add_argument("--cases", default="", help="comma-separated case names")
     ap.add_argument("--targets", default="", help="comma-separated targets: the cases that have one of them "
                     "(e.g. --suite bf16 --targets lp_memory: the bf16 memory-bound cases)")
@@ -119,7 +132,7 @@ def main():
     if a.list or not a.vendor_lines:
         for c in sel:
             fl = floor_us(c, REF_COPY_BYTES_PER_S, compute_rate(c, None)[0])
-            print(f"{c['name']:28s} {type_of(c):4s} {c['op']:15s} {str(c['sizes']):32s} bytes {c['bytes']:>11d} "
+            print(f"{c['name']:28s} {type_of(c):6s} {c['op']:15s} {str(c['sizes']):32s} bytes {c['bytes']:>11d} "
                   f"flops {c['flops']:>12d} floor {fl:7.1f} us")
     return 0
 

@@ -4,8 +4,12 @@
 every case of bench/cases.json, each in the case's type: float32 with TF32 off (no "type"), bf16
 tensors ("type": "bf16": inputs and outputs bfloat16, products accumulated in fp32, no
 reduced-precision reduction), or float32 with TF32 on ("type": "tf32": allow_tf32 for matmul and
-cuDNN, matmul precision 'high'; JAX under jax.default_matmul_precision('tensorfloat32')). What each
-entry ran with is in its "precision"; a tf32 entry whose error is fp32's says "precision_used".
+cuDNN, matmul precision 'high'; JAX under jax.default_matmul_precision('tensorfloat32')). A tf32x3
+case ("type": "tf32x3": fp32 storage and accuracy, ours three TF32 tensor-core products per
+product) is in the fp32 accuracy class: its peers are exactly the float32 case's (TF32 off, JAX
+'highest', the fp32 error limit; cases.peer_type). What each entry ran with is in its "precision"
+(with "peer_type" where it differs from "type"); a tf32 entry whose error is fp32's says
+"precision_used".
 
   python3 bench/peers/frameworks.py --out frameworks.json [--cases a,b] [--suite any_shape]
                                     [--peers eager,jax,compile]
@@ -15,7 +19,7 @@ entry ran with is in its "precision"; a tf32 entry whose error is fp32's says "p
 --check-types (no GPU: CPU torch and/or JAX, whichever is installed) traces every selected
 expression on abstract inputs of the case's shapes and dtypes (torch: the meta device; JAX:
 jax.eval_shape under the case's precision) and checks that every floating-point output has the
-case's storage type (bf16 cases: bfloat16; others: float32).
+case's storage type (bf16 cases: bfloat16; others, tf32x3 included: float32).
 
 Each case names its inputs (shape, dtype, init) and, per peer, one expression over them
 (bench/cases.json "peers": "torch" serves eager and torch.compile, "jax" serves jax.jit).
@@ -32,7 +36,7 @@ Method (the same as bench/peers/vendor.cu and the lead's C++ bench):
   median over the repetitions (adapted to the call's duration, 10 to --max-reps).
 Each peer's output is checked once against a float64 evaluation of the torch expression on the
 same inputs (||out - ref|| / ||ref||; float32 lands near 1e-7, TF32 near 1e-4 to 1e-3, bf16
-outputs near 1e-3): the limits are 1e-4 (f32), 5e-3 (tf32) and 1.5e-2 (bf16).
+outputs near 1e-3): the limits are 1e-4 (f32 and tf32x3), 5e-3 (tf32) and 1.5e-2 (bf16).
 
 The phases run cheapest first (eager, then JAX, then torch.compile) under one time budget; what
 the budget cuts off is recorded as skipped. A failing case or peer records its error and the run
@@ -55,24 +59,29 @@ import cases as cases_mod  # noqa: E402
 FLUSH_BYTES = 256 << 20
 PEERS = ("eager", "jax", "compile")  # the order the phases run in
 # The largest relative error against float64 a peer may show in each type (bench/peers/vendor.cu
-# uses 1e-5 for f32: its samples are single entries, not whole outputs).
+# uses 1e-5 for f32: its samples are single entries, not whole outputs). Keyed by the peers' type
+# (cases.peer_type): a tf32x3 case is held to f32's.
 ERROR_LIMIT = {"f32": 1e-4, "tf32": 5e-3, "bf16": 1.5e-2}
 STORAGE = {"f32": "float32", "tf32": "float32", "bf16": "bfloat16"}
 
 
 def judge(entry, ty):
-    """Sets ok / error / precision_used of an entry from its rel_err and the case's type."""
+    """Sets ok / error / precision_used of an entry from its rel_err and the case's type (tf32x3:
+    f32's limit, its peers being fp32)."""
     err = entry["rel_err"]
-    entry["ok"] = err < ERROR_LIMIT[ty]
+    limit = ERROR_LIMIT[cases_mod.peer_type(ty)]
+    entry["ok"] = err < limit
     if not entry["ok"]:
-        entry["error"] = f"relative error {err:.2e} against float64 (the {ty} limit is {ERROR_LIMIT[ty]:.0e})"
+        who = ty if cases_mod.peer_type(ty) == ty else f"{ty} (fp32 peers)"
+        entry["error"] = f"relative error {err:.2e} against float64 (the {who} limit is {limit:.0e})"
     if ty == "tf32":
         entry["precision_used"] = "fp32 (the error is fp32's: TF32 was not used)" if err < 1e-5 else "tf32"
 
 
 class torch_precision:
     """The torch settings of a case's type, for the duration of a peer's compile and timing;
-    __enter__ returns what is in effect (recorded in the entry)."""
+    __enter__ returns what is in effect (recorded in the entry). A tf32x3 case gets the float32
+    settings (the run's: TF32 off)."""
 
     def __init__(self, torch, ty):
         self.torch, self.ty = torch, ty
@@ -80,16 +89,19 @@ class torch_precision:
     def __enter__(self):
         t = self.torch
         self.saved = (t.backends.cuda.matmul.allow_tf32, t.backends.cudnn.allow_tf32, t.get_float32_matmul_precision())
-        if self.ty == "tf32":
+        if cases_mod.peer_type(self.ty) == "tf32":
             t.backends.cuda.matmul.allow_tf32 = True
             t.backends.cudnn.allow_tf32 = True
             t.set_float32_matmul_precision("high")
         m = t.backends.cuda.matmul
-        return {"type": self.ty, "torch.backends.cuda.matmul.allow_tf32": m.allow_tf32,
+        used = {"type": self.ty, "torch.backends.cuda.matmul.allow_tf32": m.allow_tf32,
                 "torch.backends.cudnn.allow_tf32": t.backends.cudnn.allow_tf32,
                 "torch.get_float32_matmul_precision": t.get_float32_matmul_precision(),
                 "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
                     getattr(m, "allow_bf16_reduced_precision_reduction", None)}
+        if cases_mod.peer_type(self.ty) != self.ty:
+            used["peer_type"] = cases_mod.peer_type(self.ty)
+        return used
 
     def __exit__(self, *exc):
         t = self.torch
@@ -100,8 +112,9 @@ class torch_precision:
 
 def jax_precision_name(ty):
     """jax.default_matmul_precision of a case's type: 'tensorfloat32' for tf32, 'highest' for
-    float32 (the run's default), 'default' for bf16 inputs (bf16 products, fp32 accumulation)."""
-    return {"tf32": "tensorfloat32", "bf16": "default"}.get(ty, "highest")
+    float32 and tf32x3 (the run's default), 'default' for bf16 inputs (bf16 products, fp32
+    accumulation)."""
+    return {"tf32": "tensorfloat32", "bf16": "default"}.get(cases_mod.peer_type(ty), "highest")
 
 
 def parse_args(argv=None):
@@ -282,6 +295,8 @@ class Run:
         s["torch.backends.cudnn.benchmark"] = True
         s["tf32 cases"] = ("allow_tf32 (matmul and cuDNN) on and float32 matmul precision 'high' for the "
                            "case only: each entry's 'precision'")
+        s["tf32x3 cases"] = ("the float32 settings above (TF32 off), the fp32 error limit: the peers of a "
+                             "tf32x3 case are its float32 case's (only ours uses three TF32 products)")
         s["NVIDIA_TF32_OVERRIDE"] = os.environ.get("NVIDIA_TF32_OVERRIDE")
         v = self.result["versions"]
         v["torch"] = torch.__version__
@@ -462,6 +477,8 @@ class Run:
         try:
             prec = jax_precision_name(ty)
             entry["precision"] = {"type": ty, "jax.default_matmul_precision": prec}
+            if cases_mod.peer_type(ty) != ty:
+                entry["precision"]["peer_type"] = cases_mod.peer_type(ty)
             with jax.default_matmul_precision(prec):  # traced, compiled and called under it
                 self.jax_peer_body(case, entry)
             judge(entry, ty)
@@ -604,7 +621,7 @@ def dry_run(args):
                 print(f"{c['name']}: {key} expression does not parse: {e}")
         shapes = ", ".join(f"{k}{tuple(v['shape'])}" for k, v in c["inputs"].items())
         ty = cases_mod.type_of(c)
-        print(f"{c['name']:28s} {ty:4s} peers {','.join(args.peer_list):20s} inputs {shapes} "
+        print(f"{c['name']:28s} {ty:6s} peers {','.join(args.peer_list):20s} inputs {shapes} "
               f"(JAX precision '{jax_precision_name(ty)}')")
     print(f"{len(cases)} cases, peers {args.peer_list}, budget {args.budget_s} s, out {args.out}")
     return 1 if problems else 0
@@ -633,7 +650,7 @@ def check_types(args):
     problems = 0
     for c in cases:
         ty = cases_mod.type_of(c)
-        want = STORAGE[ty]
+        want = STORAGE[cases_mod.peer_type(ty)]
         seen = []
         for fw, mod in fws.items():
             try:
@@ -651,7 +668,7 @@ def check_types(args):
             except Exception as e:
                 problems += 1
                 print(f"{c['name']}: {fw}: {short_error(e)}")
-        print(f"{c['name']:28s} {ty:4s} {'; '.join(seen)}")
+        print(f"{c['name']:28s} {ty:6s} {'; '.join(seen)}")
     print(f"{len(cases)} cases, {problems} problems ({', '.join(fws)})")
     return 1 if problems else 0
 

@@ -280,19 +280,26 @@ EPILOGUE_CASES = [{'name': 'matmul_3072x768',
             'torch': 'A @ B + b + R',
             'jax': "jnp.matmul(A, B, precision='highest') + b + R"}}]
 
-# ---- issue 18: bf16 and tf32 variants, derived from the fp32 cases above (not written twice).
+# ---- issue 18: bf16, tf32 and tf32x3 variants, derived from the fp32 cases above (not written twice).
 # bf16: every case but PRL (integers): inputs and outputs bfloat16 (2 B a element: half the bytes),
 # products accumulated in fp32 on every side. tf32: the GEMM-like products (an output matrix: two
 # or more independent output dimensions, and a reduction; dot and matvec are memory-bound and
 # stay out), fp32 storage with the inputs read at TF32 precision (allow_tf32 / CUBLAS_COMPUTE_32F_FAST_TF32
-# / jax.default_matmul_precision('tensorfloat32')). The variants' targets are issue 18's:
+# / jax.default_matmul_precision('tensorfloat32')). tf32x3: the same products as tf32, fp32 storage
+# and near-fp32 accuracy; ours: each product three TF32 tensor-core products of split operands
+# (computation::with_precision(tf32x3), the user's explicit choice); it is in the near-fp32 accuracy
+# class, so its peers are exactly the float32 case's (no type on the vendor line: the fp32 call;
+# TF32 off in PyTorch, JAX precision 'highest'; NVIDIA_TF32_OVERRIDE=0), its peers' outputs are
+# held to the fp32 bound and its floor uses the fp32 SGEMM rate. The variants' targets are issue 18's:
 VARIANT_TARGETS = {
     "product_large": "lp_product_large", "product_small": "lp_product_small",
     "odd_product": "lp_product_small", "conv": "conv", "tccg": "tccg",
     "memory_bound": "lp_memory", "attn_mask": "lp_memory", "dot_matvec": "lp_memory",
     "stencil": "lp_memory", "memory_floor": "lp_memory"}
 PRODUCT_OPS = {"matmul", "batch_matmul", "bmatmul", "mcc", "mcc_nchw"}
-ELEMENT_BYTES = {"bf16": 2, "tf32": 4}
+ELEMENT_BYTES = {"bf16": 2, "tf32": 4, "tf32x3": 4}
+# tf32x3 keeps these targets of its float32 case as well (issue 19's, against the fp32 cuBLAS)
+TF32X3_KEEPS = ("odd_product",)
 
 
 def is_product(c):
@@ -302,7 +309,8 @@ def is_product(c):
 def variant(c, ty):
     """The case c (fp32) in type ty: name and suite `ty`, the bytes of ty's elements, the peers
     asked for ty's precision (the vendor line gets type=ty; frameworks.py sets the torch/JAX
-    precision from the case's "type")."""
+    precision from the case's "type"). tf32x3: the peers are c's, unchanged (fp32, TF32 off), and
+    c's floor note holds for it too (the same peers, the same SGEMM-rate floor)."""
     v = json.loads(json.dumps(c))
     v["name"] = f'{c["name"]}_{ty}'
     v["suite"] = ty
@@ -317,7 +325,11 @@ def variant(c, ty):
     # batched products are held to 1.0x (issue 18), whatever their size
     if "lp_product_large" in targets and c["op"] in ("batch_matmul", "bmatmul"):
         targets = ["lp_product_small"]
+    if ty == "tf32x3":
+        targets += [t for t in c["targets"] if t in TF32X3_KEEPS and t not in targets]
     v["targets"] = targets
+    if ty == "tf32x3":  # fp32 storage and accuracy: the float32 case's inputs and peers, unchanged
+        return v
     if ty == "bf16":
         for spec in v["inputs"].values():
             spec["dtype"] = "bfloat16"
@@ -334,14 +346,18 @@ fp32_cases = list(cases)
 cases += EPILOGUE_CASES
 cases += [variant(c, "bf16") for c in fp32_cases if c["op"] != "prl"]
 cases += [variant(c, "tf32") for c in fp32_cases if is_product(c)]
+cases += [variant(c, "tf32x3") for c in fp32_cases if is_product(c)]
 
 doc = {
   "about": ("The benchmark cases of bench/ (issues #5 and #19): one list for our side (op, sizes: the md_hom sizes "
             "in the operator's dimension order) and the peers (vendor: cuBLAS/cuBLASLt/cuDNN via "
             "bench/peers/vendor.cu; torch/jax: expressions evaluated by bench/peers/frameworks.py over "
             "the named inputs). bytes: each input read once + each output written once (float32 = 4 B, "
-            "bfloat16 = 2 B); type: bf16 or tf32 for the variants of issue 18 (absent: float32), base: the "
-            "float32 case it derives from; flops: arithmetic operations (2 per multiply-add). floor = max(bytes / copy rate, flops / SGEMM rate)."),
+            "bfloat16 = 2 B); type: bf16 or tf32 for the variants of issue 18, tf32x3 for the products in fp32 "
+            "storage and accuracy with ours on the tensor cores (three TF32 products per product, the user's "
+            "choice; peers: exactly the float32 case's, TF32 off) (absent: float32), base: the "
+            "float32 case it derives from; flops: arithmetic operations (2 per multiply-add). floor = max(bytes / copy rate, "
+            "flops / the GEMM rate of the case's type: fp32 SGEMM for float32 and tf32x3, bf16 or TF32 GEMM)."),
   "targets": {
     "memory_bound": "memory-bound ops and fused subgraphs: >= 1.0x best peer; geomean over the class >= 1.5x",
     "attn_mask": "attention mask: >= 3x PyTorch eager and faster than torch.compile",
@@ -350,13 +366,16 @@ doc = {
     "dot_matvec": "dot and matvec: >= cuBLAS and >= 80% of the measured copy bandwidth",
     "stencil": "jacobi3d: >= 80% of the measured copy bandwidth",
     "conv": "convolutions (MCC, conv3x3): >= cuDNN",
-    "odd_product": "products with odd or prime extents (issue 19): >= 0.9x cuBLAS (best of cuBLAS, cuBLASLt)",
+    "odd_product": ("products with odd or prime extents (issue 19): >= 0.9x cuBLAS (best of cuBLAS, cuBLASLt; "
+                    "for the tf32x3 variants the fp32 ones, TF32 off)"),
     "tccg": "TCCG tensor contractions (issue 19): >= 1.0x torch.compile and >= 1.0x JAX einsum",
     "memory_floor": "reductions, dot, matvec of issue 19: >= 1.0x best peer and >= 85% of the measured copy bandwidth",
     "lp_product_large": ("bf16/tf32 products at BERT sizes and 1024^3 (issue 18): >= 0.9x the best of cuBLAS and "
-                         "cuBLASLt in the same precision"),
+                         "cuBLASLt in the same precision; tf32x3: in its fp32 accuracy class, against fp32 "
+                         "cuBLAS/cuBLASLt (TF32 off), ours on the tensor cores by the user's choice"),
     "lp_product_small": ("bf16/tf32 batched, small and odd products (issue 18): >= 1.0x the best of cuBLAS and "
-                         "cuBLASLt in the same precision"),
+                         "cuBLASLt in the same precision; tf32x3: in its fp32 accuracy class, against fp32 "
+                         "cuBLAS/cuBLASLt (TF32 off), ours on the tensor cores by the user's choice"),
     "lp_memory": "bf16 memory-bound cases and fused pairs (issue 18): >= 1.0x the best peer, each",
     "epilogue": "GEMM + epilogue as one kernel (issue 20): <= 1.05x our plain GEMM of the same shape (plain_case)"},
   "cases": cases}
@@ -381,7 +400,8 @@ if "--check" in sys.argv[1:]:  # is cases.json what this script writes? (bench/t
     print("bench/cases.json is " + ("up to date" if same else "NOT what make_cases.py writes: re-run it"))
     sys.exit(0 if same else 1)
 open(path, "w").write(txt)
-RATE = {None: 51.3e12, "tf32": 356e12, "bf16": 990e12}  # fp32, TF32 measured; bf16 nominal dense
+RATE = {None: 51.3e12, "tf32": 356e12, "bf16": 990e12,  # fp32, TF32 measured; bf16 nominal dense
+        "tf32x3": 51.3e12}  # tf32x3: the fp32 SGEMM rate, the ceiling of its accuracy class
 for c in cases:
     fl = max(c["bytes"] / 4.25e12, c["flops"] / RATE[c.get("type")]) * 1e6
     print(f'{c["name"]:22s} bytes {c["bytes"]:>12d} flops {c["flops"]:>14d} floor {fl:8.1f}')

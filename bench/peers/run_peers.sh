@@ -8,7 +8,8 @@
 #   bash bench/peers/run_peers.sh OUTDIR [frameworks.py arguments...]
 #
 # The peers run each case in its type (bench/cases.json "type": f32, bf16, tf32; see vendor.cu and
-# frameworks.py). Environment: VENDOR_BIN=path uses a prebuilt vendor binary when the build fails (or
+# frameworks.py); a tf32x3 case (ours: three TF32 tensor-core products per product, fp32 accuracy)
+# is in the fp32 accuracy class: its peers are exactly the float32 case's (fp32, TF32 off). Environment: VENDOR_BIN=path uses a prebuilt vendor binary when the build fails (or
 # VENDOR_PREBUILT_FIRST=1 to try it first); FRAMEWORKS_BUDGET_S (default 230) bounds
 # frameworks.py; VENDOR_TIMEOUT_S (default 90) bounds the vendor run. PEER_CASES=a,b and/or
 # PEER_SUITE=any_shape run only those cases (both peers; the ceilings are measured either way).
@@ -31,6 +32,8 @@ select=()
 # Belt and braces: no TF32 in cuBLAS/cuDNN whatever a caller asks (NVIDIA_TF32_OVERRIDE=0), unless
 # tf32 cases (issue 18) are selected: the override would turn their TF32 off too. The fp32 cases
 # of such a run rely on their explicit settings, and their error check (TF32 fails it) still holds.
+# tf32x3 cases are fp32 to the peers: they get the override like the float32 ones (",tf32x3,"
+# does not match ",tf32,"), and the same explicit settings in a run that also selects tf32.
 types=$("$PY" "$HERE/cases.py" --types "${select[@]}") || { stamp "cases.py failed"; exit 1; }
 if [[ ",$types," == *",tf32,"* ]]; then
   unset NVIDIA_TF32_OVERRIDE

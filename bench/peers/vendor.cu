@@ -21,6 +21,9 @@
 //        CUDA_R_16BF and CUBLAS_COMPUTE_32F (no reduced-precision split-K reduction on either
 //        cuBLAS side), cublasDotEx (fp32 execution), cuDNN with bf16 tensors and fp32 compute
 //   tf32 fp32 storage, inputs read as TF32: CUBLAS_COMPUTE_32F_FAST_TF32, cuDNN tensor-op math
+// The tf32x3 cases of bench/cases.json (ours: fp32 accuracy, each product three TF32 tensor-core
+// products, the user's choice) are in the fp32 accuracy class: their lines carry no type, so
+// they get exactly their float32 case's call (f32, TF32 off) and its error limit.
 // Each entry says in "call" and "precision" what ran; the error against float64 must fit the
 // type (f32 < 1e-5, tf32 < 5e-3, bf16 < 1.5e-2), and a tf32 entry whose error is fp32's says so
 // ("precision_used": "fp32 ...").

@@ -3,7 +3,7 @@
 // a contraction (mdh/ir/contraction.hpp) whose factors are both bf16 (m16n8k16.bf16), both f16
 // (m16n8k16.f16), or both f32 read at TF32 precision (m16n8k8.tf32; the user's choice,
 // computation::with_precision) or computed as three TF32 products of split operands
-// (precision tf32x3, m16n8k8.tf32 three times, fp32 accuracy). fp32 read as IEEE has no
+// (precision tf32x3, m16n8k8.tf32 three times, near-fp32 accuracy). fp32 read as IEEE has no
 // tensor-core path: that would be TF32 without being asked.
 #pragma once
 

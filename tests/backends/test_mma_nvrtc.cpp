@@ -492,7 +492,7 @@ TEST_CASE("a tensor-core configuration carries over to nearby sizes with its MMA
   CHECK(space.find(tuning::to_space_configuration(carried, bf, here, h200)).has_value());
 }
 
-TEST_CASE("split TF32 (precision tf32x3): three TF32 products per product reach fp32 accuracy") {
+TEST_CASE("split TF32 (precision tf32x3): three TF32 products per product reach near-fp32 accuracy") {
   // mma.sync splits in registers, wgmma reads low tiles the rounding pass writes; both against
   // the IEEE reference at fp32's tolerance, which the same plans with one TF32 product fail.
   auto lim = lower::h200_limits();

@@ -258,9 +258,10 @@ TEST_CASE(
           parts = {&c.first().ir(), &c.second().ir()};
         else
           parts = {&c.ir()};
-        bool bf16 = false, f32 = false, tf32 = false;
+        bool bf16 = false, f32 = false, tf32 = false, tf32x3 = false;
         for (auto* p : parts) {
           tf32 = tf32 || mdh::ir::reads_tf32(*p);
+          tf32x3 = tf32x3 || mdh::ir::splits_tf32(*p);
           for (auto* bufs : {&p->inputs, &p->outputs})
             for (auto& b : *bufs)
               bf16 = bf16 || b.type == mdh::scalar_type::bf16,
@@ -268,6 +269,7 @@ TEST_CASE(
         }
         const std::string& type = json_type[std::string(name)];
         CHECK(tf32 == (type == "tf32"));
+        CHECK(tf32x3 == (type == "tf32x3"));
         CHECK(bf16 == (type == "bf16"));
         if (type == "bf16") CHECK_FALSE(f32);  // every buffer, not one of them
       });
