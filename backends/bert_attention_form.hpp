@@ -25,11 +25,13 @@ struct attention_form_choice {
 
 // The form whose attention stages all have records and add up to less time; the one-kernel
 // form when neither or only it is complete (its default configuration beats the three kernels'
-// untuned ones); the three kernels when only they are.
+// untuned ones); the three kernels when only they are. `products`: the layer's
+// (ops::for_each_bert_stage), so that the stages looked up are the ones the layer runs.
 template <class T>
 attention_form_choice choose_attention_form(const ops::bert_shape& s,
                                             const std::filesystem::path& params,
-                                            const tuning::device_id& dev) {
+                                            const tuning::device_id& dev,
+                                            ir::precision products = ir::precision::ieee) {
   attention_form_choice c;
   for (auto form : {ops::attention_form::one_kernel, ops::attention_form::three_kernels}) {
     double sum = 0;
@@ -41,7 +43,7 @@ attention_form_choice choose_attention_form(const ops::bert_shape& s,
                                              nullptr);
           sum = rec ? sum + rec->cost : -1;
         },
-        form);
+        form, products);
     c.cost[int(form)] = sum;
   }
   const double one = c.cost[0], three = c.cost[1];

@@ -36,10 +36,12 @@
 #   bench  - our kernels (parameter files in $PARAMS) and the peers in the same run, then
 #            bench/RESULTS.md and a short table (BENCH_CASES=a,b: only those, on every side)
 #   layer  - the BERT encoder layer (issue 20) at LAYER_SHAPES (default "16x128 8x512") in
-#            LAYER_TYPES (default "f32 bf16"): mdh-tune tune-layer, LAYER_TUNE_SECONDS (default 3)
-#            per computation into $PARAMS/bert_layer/<type>, each starting from the nearest
-#            tuned shape under LAYER_START_FROM (default $PARAMS; LAYER_TUNE=0: use the files as
-#            they are), then our layer (bench/layer_bench: stages and whole, per call and graph
+#            LAYER_TYPES (default "f32 bf16"; also tf32x3: fp32 with the four weight products as
+#            three TF32 products each, near-fp32 accuracy, its peers fp32 with TF32 off):
+#            mdh-tune tune-layer, LAYER_TUNE_SECONDS (default 3) per computation into
+#            $PARAMS/bert_layer/<type>, each starting from the nearest tuned shape under
+#            LAYER_START_FROM (default $PARAMS; LAYER_TUNE=0: use the files as they are),
+#            then our layer (bench/layer_bench: stages and whole, per call and graph
 #            replay) and the peers on the same data (bench/peers/layer.py, LAYER_PEERS, within
 #            LAYER_PEERS_BUDGET_S, default 150), then $OUT/LAYER.md (bench/layer_report.py).
 #            LAYER_STAGES=attention,...: tune only those stages (mdh-tune tune-layer --stages)
@@ -68,6 +70,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
+# The device tool returns only the first few files of $OUT (by name): on every exit, also when a
+# timeout stops the call, everything written there goes into $OUT/0_bundle.tgz, which sorts first.
+bundle() {
+  (cd "$OUT" && find . -type f ! -name 0_bundle.tgz -print0 | tar czf 0_bundle.tgz --null -T -) \
+    2>/dev/null || true
+}
+trap bundle EXIT
+trap 'exit 143' TERM INT
 jobs=$(nproc)
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(tests bench)

@@ -8,9 +8,11 @@
 // a case - per call (L2 flushed by a 256 MB memset, events around the launches) and by CUDA-graph
 // replay - and writes the inputs and our output to DUMP/<case>/ (raw little-endian tensors +
 // manifest.json) so that bench/peers/layer.py runs the peers on the same data and checks ours
-// against a float64 reference.
+// against a float64 reference. Type tf32x3: fp32 tensors, the four weight products as three
+// TF32 products each (near-fp32 accuracy; the peers run it as f32).
 //   layer_bench [--params DIR=params/h200/bert_layer] [--out FILE=ours_layer.json]
-//               [--dump DIR=layer_data] [--shapes 16x128,8x512] [--types f32,bf16] [--reps N=30]
+//               [--dump DIR=layer_data] [--shapes 16x128,8x512] [--types f32,bf16,tf32x3]
+//               [--reps N=30]
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -50,10 +52,12 @@ void write_tensor(const fs::path& dir, const std::string& name, const buffer_ref
 template <class T>
 nlohmann::json bench_one(const cuda::device& dev, const ops::bert_shape& s, const std::string& type,
                          const fs::path& params, const fs::path& dump, bench::l2_flush& flush,
-                         const tuning::cuda_timing& timing) {
+                         const tuning::cuda_timing& timing,
+                         ir::precision products = ir::precision::ieee) {
   nlohmann::json j;
   attention_form_choice form;
-  auto layer = load_bert_layer<T>(cuda_sequence_backend{&dev}, s, params, &std::cerr, &form);
+  auto layer =
+      load_bert_layer<T>(cuda_sequence_backend{&dev}, s, params, &std::cerr, &form, products);
   j["attention_form"] = ops::to_string(form.form);
   j["attention_form_why"] = form.why;
   auto inputs = ops::bert_reference::random_inputs<T>(s, 42);
@@ -139,7 +143,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: layer_bench [--params DIR] [--out FILE] [--dump DIR] "
-                   "[--shapes BxS,...] [--types f32,bf16] [--reps N]\n");
+                   "[--shapes BxS,...] [--types f32,bf16,tf32x3] [--reps N]\n");
       return 2;
     }
   }
@@ -156,8 +160,9 @@ int main(int argc, char** argv) {
   }
   auto type_list = bench::split_list(types);
   for (auto& t : type_list)
-    if (t != "f32" && t != "bf16") {
-      std::fprintf(stderr, "layer_bench: --types takes f32 and bf16, not '%s'\n", t.c_str());
+    if (t != "f32" && t != "bf16" && t != "tf32x3") {
+      std::fprintf(stderr, "layer_bench: --types takes f32, bf16 and tf32x3, not '%s'\n",
+                   t.c_str());
       return 2;
     }
   if (!cuda::device_available()) {
@@ -180,14 +185,17 @@ int main(int argc, char** argv) {
   std::printf("%-22s %-10s %12s %12s  %s\n", "case", "stage", "per call us", "graph us",
               "configuration");
   for (auto& s : cases)
-    for (auto& type : {std::string("f32"), std::string("bf16")}) {
+    for (auto& type : {std::string("f32"), std::string("bf16"), std::string("tf32x3")}) {
       if (!type_list.count(type)) continue;
       const std::string name = case_name(s, type);
       nlohmann::json j;
       try {
         const fs::path folder = fs::path(params) / type;
-        j = type == "f32" ? bench_one<float>(dev, s, type, folder, dump, flush, timing)
-                          : bench_one<bf16>(dev, s, type, folder, dump, flush, timing);
+        if (type == "bf16")
+          j = bench_one<bf16>(dev, s, type, folder, dump, flush, timing);
+        else
+          j = bench_one<float>(dev, s, type, folder, dump, flush, timing,
+                               type == "tf32x3" ? ir::precision::tf32x3 : ir::precision::ieee);
         for (auto& stage : j["stage_order"]) {
           const auto& e = j["stages"][stage.get<std::string>()];
           std::printf("%-22s %-10s %12.2f %12.2f  %s\n", name.c_str(),

@@ -4,7 +4,8 @@
 by CUDA-graph replay with each peer's time and its ratio to ours (peer / ours: above 1, ours is
 faster), then the stages (ours and PyTorch eager, per stage), and the issue-20 target (the whole
 layer at least 1.25x faster than torch.compile's best mode, graph replay). Missing inputs or
-entries print as "-".
+entries print as "-". A tf32x3 case (ours: fp32, the weight products as three TF32 products
+each) is compared with the peers in fp32, TF32 off, and labelled so.
 
   layer_report.py --ours ours_layer.json --peers peers_layer.json [--commit HASH] [--out LAYER.md]
 """
@@ -20,6 +21,15 @@ PEER_NAMES = {
     "compile": "torch.compile (default)",
     "compile_max": "torch.compile (max-autotune-no-cudagraphs)",
     "jax": "JAX jit (graph: pipelined)",
+}
+
+# Our case types whose tensors are fp32 but whose products are not plain fp32: the label of our
+# rows, and what the case's section says (the peers run them as fp32: bench/peers/layer.py).
+OURS_PRODUCTS = {
+    "tf32x3": ("three-TF32 products",
+               "ours: fp32 tensors, the four weight products (qkv, attn_out, ffn_up, ffn_down) as "
+               "three TF32 products each on the tensor cores (near-fp32 accuracy, held to fp32's bound), "
+               "the other stages fp32; the peers: fp32, TF32 off."),
 }
 
 
@@ -63,6 +73,9 @@ def report(ours, peers, commit):
         o = ours.get("cases", {}).get(name, {})
         p = peers.get("cases", {}).get(name, {})
         lines += [f"## {name}", ""]
+        label, said = OURS_PRODUCTS.get(o.get("type") or p.get("type"), ("", ""))
+        if said:
+            lines += [said, ""]
         if not o.get("ok", False):
             lines += [f"ours: error: {o.get('error', 'no result')}", ""]
         err = p.get("ours_rel_err")
@@ -75,7 +88,8 @@ def report(ours, peers, commit):
                   "|---|---|---|---|---|---|"]
         opc, ogr = o.get("per_call_us"), o.get("graph_us")
         tuned = "" if o.get("tuned", True) else " (some stages default)"
-        lines.append(f"| ours (mdh){tuned} | {us(opc)} | {us(ogr)} | 1.00x | 1.00x | {us(None) if err is None else f'{err:.2g}'} |")
+        ours_title = f"ours (mdh, {label})" if label else "ours (mdh)"
+        lines.append(f"| {ours_title}{tuned} | {us(opc)} | {us(ogr)} | 1.00x | 1.00x | {us(None) if err is None else f'{err:.2g}'} |")
         # the same layer with programmatic dependent launch between its stages (sm_90 on)
         opc_o, ogr_o = o.get("per_call_overlap_us"), o.get("graph_overlap_us")
         if ogr_o:
@@ -125,12 +139,13 @@ def report(ours, peers, commit):
         best, how = ogr, ""
         if ogr_o and (not ogr or ogr_o < ogr):
             best, how = ogr_o, " (dependent launch)"
+        case = f"{name} (ours: {label})" if label else name
         if best_compile and best:
             r = best_compile / best
-            summary.append(f"| {name} | {us(best)}{how} | {us(best_compile)} | {r:.2f}x | "
+            summary.append(f"| {case} | {us(best)}{how} | {us(best_compile)} | {r:.2f}x | "
                            f"{'met' if r >= 1.25 else 'missed'} |")
         else:
-            summary.append(f"| {name} | {us(best)}{how} | - | - | no comparison |")
+            summary.append(f"| {case} | {us(best)}{how} | - | - | no comparison |")
     if peers.get("skipped"):
         lines += ["Skipped (budget): " + "; ".join(peers["skipped"]), ""]
     head = ["## Target: the whole layer >= 1.25x faster than torch.compile's best mode (graph replay)", "",

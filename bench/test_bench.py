@@ -5,7 +5,8 @@ bench/peers/make_cases.py writes; the bf16/tf32 variants (issue 18) are derived 
 peers' scripts accept every case (frameworks.py --dry-run, the precision checks); report.py
 writes one table per type from synthetic results, with the type's floors, targets and notes;
 convergence_report.py judges synthetic tuning logs (within 5 % by 60 s, not within, empty, no
-valid evaluation, a crash). Standard library only (the curves, where matplotlib is installed). Prints 'N passed, N failed'; exits 1 on a failure."""
+valid evaluation, a crash); the layer benchmark's tf32x3 cases are fp32 to the peers
+(peers/layer.py) and labelled in layer_report.py. Standard library only (the curves, where matplotlib is installed). Prints 'N passed, N failed'; exits 1 on a failure."""
 import contextlib
 import io
 import json
@@ -21,6 +22,8 @@ sys.path.insert(0, HERE)
 import cases as cases_mod  # noqa: E402
 import convergence_report  # noqa: E402
 import frameworks  # noqa: E402
+import layer as layer_peers  # noqa: E402
+import layer_report  # noqa: E402
 import report  # noqa: E402
 import untuned_cases  # noqa: E402
 
@@ -334,6 +337,206 @@ def untuned_cases_names_the_default_configured_ones():
         rc, out = run_quiet(untuned_cases.main, ["untuned_cases.py", path])
         assert rc == 0 and out == "\n", out
 
+
+@test
+def layer_tf32x3_is_an_fp32_case_to_the_peers():
+    shape = {"batch": 16, "seq": 128, "hidden": 768, "heads": 12, "ffn": 3072}
+    assert layer_peers.peer_type("tf32x3") == "f32" and layer_peers.peer_type("bf16") == "bf16"
+    assert layer_peers.bound("tf32x3", shape) == layer_peers.bound("f32", shape)
+    assert layer_peers.bound("bf16", shape) > 100 * layer_peers.bound("f32", shape)
+    # the report: the tf32x3 case's rows against the fp32 peers, ours labelled
+    ours = {"device": "H200", "cases": {
+        "bert_b16_s128_f32": {"ok": True, "type": "f32", "per_call_us": 400.0, "graph_us": 380.0},
+        "bert_b16_s128_tf32x3": {"ok": True, "type": "tf32x3", "per_call_us": 250.0,
+                                 "graph_us": 200.0}}}
+    compiled = {"ok": True, "per_call_us": 500.0, "graph_us": 300.0, "rel_err": 1e-6}
+    peers = {"cases": {
+        "bert_b16_s128_f32": {"type": "f32", "peer_type": "f32", "ours_rel_err": 1e-6,
+                              "bound": 1e-4, "ours_ok": True, "peers": {"compile": compiled}},
+        "bert_b16_s128_tf32x3": {"type": "tf32x3", "peer_type": "f32", "ours_rel_err": 2e-6,
+                                 "bound": 1e-4, "ours_ok": True, "peers": {"compile": compiled}}}}
+    md = layer_report.report(ours, peers, "t")
+    f32_part = md.split("## bert_b16_s128_f32")[1].split("## bert_b16_s128_tf32x3")[0]
+    tf_part = md.split("## bert_b16_s128_tf32x3")[1]
+    assert "| ours (mdh) | 400.0 | 380.0 |" in f32_part and "TF32" not in f32_part, f32_part
+    assert "| ours (mdh, three-TF32 products) | 250.0 | 200.0 |" in tf_part, tf_part
+    assert "three TF32 products each" in tf_part and "the peers: fp32, TF32 off" in tf_part
+    assert "| torch.compile (default) | 500.0 | 300.0 | 2.00x | 1.50x |" in tf_part, tf_part
+    assert "| bert_b16_s128_tf32x3 (ours: three-TF32 products) | 200.0 | 300.0 | 1.50x | met |" in md
+    assert "| bert_b16_s128_f32 | 380.0 | 300.0 | 0.79x | missed |" in md
+
+
+
+@test
+def tf32x3_variants_are_the_fp32_products_with_the_fp32_peers():
+    doc = cases_mod.load()
+    by_name = {c["name"]: c for c in doc["cases"]}
+    x3 = [c for c in doc["cases"] if c.get("type") == "tf32x3"]
+    tf32_bases = {c["base"] for c in doc["cases"] if c.get("type") == "tf32"}
+    # one per float32 product (the cases with a tf32 variant), suite tf32x3, after every other case
+    assert len(x3) == 20 and {c["base"] for c in x3} == tf32_bases, sorted(tf32_bases ^ {c["base"] for c in x3})
+    assert [c["name"] for c in doc["cases"][-len(x3):]] == [c["name"] for c in x3]
+    assert {c["name"] for c in cases_mod.select(doc, suites=["tf32x3"])} == {c["name"] for c in x3}
+    keep = {"product_large": "lp_product_large", "product_small": "lp_product_small",
+            "odd_product": "lp_product_small", "conv": "conv", "tccg": "tccg"}
+    for c in x3:
+        base = by_name[c["base"]]
+        assert "type" not in base and c["name"] == base["name"] + "_tf32x3" and c["suite"] == "tf32x3"
+        assert c["description"] == base["description"] + " [tf32x3]"
+        # fp32 storage: the float32 case's inputs and bytes, ops, sizes and flops
+        for k in ("op", "sizes", "flops", "bytes", "inputs"):
+            assert c[k] == base[k], (c["name"], k)
+        assert c.get("floor_note") == base.get("floor_note")
+        # the peers are exactly the float32 case's: no type on the vendor line, JAX 'highest'
+        assert c["peers"] == base["peers"], c["name"]
+        assert cases_mod.type_of(c) == "tf32x3" and cases_mod.peer_type(c) == "f32"
+        # issue 18's product targets (batched: 1.0x), and issue 19's odd_product where the base has it
+        want = []
+        for t in base["targets"]:
+            if keep[t] not in want:
+                want.append(keep[t])
+        if base["op"] in ("batch_matmul", "bmatmul") and "lp_product_large" in want:
+            want = ["lp_product_small"]
+        if "odd_product" in base["targets"]:
+            want.append("odd_product")
+        assert c["targets"] == want, (c["name"], c["targets"], want)
+        assert all(t in doc["targets"] for t in c["targets"])
+    assert by_name["matmul_997x1009x769_tf32x3"]["targets"] == ["lp_product_small", "odd_product"]
+    assert by_name["bmm_qk_tf32x3"]["targets"] == ["lp_product_small"]
+    assert by_name["matmul_1024_tf32x3"]["targets"] == ["lp_product_large"]
+    assert "tf32x3" in doc["about"] and "tf32x3" in doc["targets"]["lp_product_large"]
+    # the vendor lines are the float32 case's, word for word after the name
+    lines = {ln.split()[0]: ln.split(None, 1)[1] for ln in cases_mod.vendor_lines(doc)}
+    for c in x3:
+        if c["peers"].get("vendor"):
+            assert lines[c["name"]] == lines[c["base"]] and "type=" not in lines[c["name"]], c["name"]
+    # the floor: the fp32 SGEMM rate (the run's, else the reference), not a TF32 one
+    c = by_name["matmul_1024_tf32x3"]
+    assert cases_mod.compute_rate(c, {"sgemm_flops_per_s": 40e12, "tf32_gemm_flops_per_s": 400e12}) == (40e12, True)
+    assert cases_mod.compute_rate(c, None) == (cases_mod.REF_SGEMM_FLOPS_PER_S, False)
+    assert cases_mod.TYPES[-1] == "tf32x3"
+    r = subprocess.run([sys.executable, os.path.join(HERE, "peers", "cases.py"), "--types", "--suite", "tf32,tf32x3"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "tf32,tf32x3", r.stdout + r.stderr
+
+
+class _FakeTorch:
+    """Just the precision switches frameworks.torch_precision reads and sets."""
+
+    def __init__(self):
+        ns = lambda **kw: type("ns", (), kw)()
+        self.backends = ns(cuda=ns(matmul=ns(allow_tf32=False, allow_bf16_reduced_precision_reduction=False)),
+                           cudnn=ns(allow_tf32=False))
+        self.prec = "highest"
+
+    def get_float32_matmul_precision(self):
+        return self.prec
+
+    def set_float32_matmul_precision(self, p):
+        self.prec = p
+
+
+@test
+def frameworks_run_tf32x3_cases_as_their_float32_peers():
+    # settings: TF32 stays off in torch (recorded with the peer type), JAX 'highest'
+    t = _FakeTorch()
+    with frameworks.torch_precision(t, "tf32x3") as used:
+        assert not t.backends.cuda.matmul.allow_tf32 and not t.backends.cudnn.allow_tf32 and t.prec == "highest"
+    assert used["type"] == "tf32x3" and used["peer_type"] == "f32"
+    assert used["torch.backends.cuda.matmul.allow_tf32"] is False
+    with frameworks.torch_precision(t, "tf32") as used:  # the tf32 case still turns it on
+        assert t.backends.cuda.matmul.allow_tf32 and t.prec == "high" and "peer_type" not in used
+    assert not t.backends.cuda.matmul.allow_tf32 and t.prec == "highest"  # restored
+    assert frameworks.jax_precision_name("tf32x3") == "highest" == frameworks.jax_precision_name("f32")
+    # the fp32 error limit: a TF32-sized error is an error, fp32's is no note
+    e = {"rel_err": 3e-4}
+    frameworks.judge(e, "tf32x3")
+    assert not e["ok"] and "tf32x3 (fp32 peers) limit is 1e-04" in e["error"], e
+    e = {"rel_err": 1e-7}
+    frameworks.judge(e, "tf32x3")
+    assert e["ok"] and "precision_used" not in e
+    rc, out = run_quiet(frameworks.main, ["--dry-run", "--suite", "tf32x3"])
+    assert rc == 0 and "matmul_1024_tf32x3" in out and "'tensorfloat32'" not in out, out
+    assert out.count("(JAX precision 'highest')") == 20, out
+
+
+@test
+def report_gives_tf32x3_its_fp32_class_table():
+    names = ["matmul_1024", "matmul_1024_tf32x3", "matmul_997x1009x769_tf32x3", "bmm_qk_tf32x3",
+             "matmul_1024_tf32"]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = synthetic_run(tmp, names)
+        out = os.path.join(tmp, "R.md")
+        rc, _ = run_quiet(report.main, ["--ours", p["ours"], "--vendor", p["vendor"], "--frameworks",
+                                        p["frameworks"], "--out", out, "--cases", ",".join(names),
+                                        "--commit", "test", "--date", "today"])
+        assert rc == 0
+        md = open(out).read()
+        res = json.load(open(os.path.join(tmp, "R.json")))
+    title = report.TYPE_TITLE["tf32x3"]
+    assert "fp32 storage and accuracy" in title and "three TF32" in title and "peers in fp32, TF32 off" in title
+    sections = [ln for ln in md.splitlines() if ln.startswith("## ")]
+    assert sections[:3] == ["## " + report.TYPE_TITLE[t] for t in ("f32", "tf32", "tf32x3")], sections
+    part = md.split("## " + title)[1].split("## Targets")[0]
+    assert "| matmul_1024_tf32x3 |" in part and "| bmm_qk_tf32x3 |" in part and "| matmul_1024 |" not in part
+    assert "matmul_1024_tf32 |" not in part
+    assert "fp32 accuracy class" in part and "fp32 SGEMM rate" in part and "user's explicit choice" in part
+    c = res["cases"]
+    # the floor from the SGEMM rate (50 TFLOP/s here), as the float32 case's; not the TF32 rate
+    assert c["matmul_1024_tf32x3"]["floor_us"] == c["matmul_1024"]["floor_us"]
+    assert math.isclose(c["matmul_1024_tf32x3"]["floor_us"], max(12582912 / 4e12, 2 * 1024**3 / 50e12) * 1e6)
+    assert "tf32x3 floors: the fp32 SGEMM rate (50.0 TFLOP/s)" in md
+    assert res["ceilings"]["gemm_by_type"]["tf32x3"]["flops_per_s"] == 50e12
+    # targets against the fp32 cuBLAS (9.5 us, ours 10): 0.95x
+    g = lambda n, t: c[n]["graph"]["targets"][t]
+    assert g("matmul_1024_tf32x3", "lp_product_large")["met"] is True
+    assert "fp32 cuBLAS, TF32 off, ours tf32x3 on tensor cores" in g("matmul_1024_tf32x3", "lp_product_large")["why"]
+    assert g("matmul_997x1009x769_tf32x3", "lp_product_small")["met"] is False
+    assert g("matmul_997x1009x769_tf32x3", "odd_product")["met"] is True
+    assert g("bmm_qk_tf32x3", "lp_product_small")["met"] is False
+    assert "cuBLAS (need" in g("matmul_1024", "product_large")["why"]
+    assert "fp32" not in g("matmul_1024", "product_large")["why"]
+    assert res["summary_by_type"]["tf32x3"]["graph"]["targets_met"] == 2
+    assert "- tf32x3 cases (fp32 accuracy class)" in md and "`.with_precision(tf32x3)`" in md
+
+
+@test
+def report_tf32x3_peers_fall_back_to_the_float32_case():
+    names = ["matmul_1024", "matmul_1024_tf32x3", "bmm_qk", "bmm_qk_tf32x3"]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = synthetic_run(tmp, names)
+        for kind in ("vendor", "frameworks"):  # matmul_1024_tf32x3: no peer entries of its own
+            d = json.load(open(p[kind]))
+            del d["cases"]["matmul_1024_tf32x3"]
+            if kind == "vendor":  # bmm_qk_tf32x3's own entry differs from its float32 case's
+                d["cases"]["bmm_qk_tf32x3"]["cublas"]["graph_us"] = 7.0
+                d["cases"]["matmul_1024"]["cublas"]["graph_us"] = 6.0
+            json.dump(d, open(p[kind], "w"))
+        out = os.path.join(tmp, "R.md")
+        rc, _ = run_quiet(report.main, ["--ours", p["ours"], "--vendor", p["vendor"], "--frameworks",
+                                        p["frameworks"], "--out", out, "--cases", ",".join(names),
+                                        "--commit", "t", "--date", "d"])
+        assert rc == 0
+        md = open(out).read()
+        res = json.load(open(os.path.join(tmp, "R.json")))
+    c = res["cases"]
+    m = c["matmul_1024_tf32x3"]
+    assert m["peers_from"] == {"vendor": "matmul_1024", "frameworks": "matmul_1024"}
+    assert m["graph"]["peers"] == c["matmul_1024"]["graph"]["peers"] and m["graph"]["peers"]["cublas"] == 6.0
+    assert m["graph"]["peers"]["eager"] == 8.0
+    b = c["bmm_qk_tf32x3"]  # its own entries win
+    assert "peers_from" not in b and b["graph"]["peers"]["cublas"] == 7.0 and c["bmm_qk"]["graph"]["peers"]["cublas"] == 9.5
+    assert any("matmul_1024_tf32x3 ← matmul_1024" in n and "bmm_qk_tf32x3" not in n for n in res["notes"]), res["notes"]
+    assert "- note: tf32x3 cases with no frameworks and vendor peer entries of their own" in md
+    # float32 and other cases never borrow: a float32 case without entries shows none
+    with tempfile.TemporaryDirectory() as tmp:
+        p = synthetic_run(tmp, ["matmul_1024_tf32"])
+        out = os.path.join(tmp, "R.md")
+        run_quiet(report.main, ["--ours", p["ours"], "--vendor", p["vendor"], "--frameworks", p["frameworks"],
+                                "--out", out, "--cases", "matmul_1024_tf32,matmul_1024", "--commit", "t"])
+        res = json.load(open(os.path.join(tmp, "R.json")))
+    assert res["cases"]["matmul_1024"]["graph"]["peers"] == {}
+    assert not any("tf32x3" in n for n in res["notes"])
 
 def main():
     passed = failed = 0

@@ -5,8 +5,9 @@
 // kernels, each with its parameter file from PARAMS_DIR (mdh-tune tune-layer writes them) or the
 // default configuration. Checks the output against an independent double-precision CPU
 // reference, prints per-stage and total times; on a CUDA device also the whole layer captured
-// as one CUDA graph and replayed.
-//   08_bert_layer [--type f32|bf16|both] [--params DIR=params] [--batch N] [--seq N]
+// as one CUDA graph and replayed. --type tf32x3: fp32, the four weight products as three TF32
+// products each on the tensor cores (near-fp32 accuracy, held to fp32's bound); both: f32 and bf16.
+//   08_bert_layer [--type f32|bf16|tf32x3|both] [--params DIR=params] [--batch N] [--seq N]
 //                 [--hidden N] [--heads N] [--ffn N] [--reps N]
 // Sizes default to BERT-base at batch 16, seq 128 on a GPU and to batch 2, seq 13, hidden 64,
 // 4 heads, FFN 128 without one (OpenCL on the CPU).
@@ -38,10 +39,11 @@ struct options {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "08_bert_layer: %s\nusage: 08_bert_layer [--type f32|bf16|both] [--params DIR] "
-               "[--batch N] [--seq N] [--hidden N] [--heads N] [--ffn N] [--reps N]\n",
-               why.c_str());
+  std::fprintf(
+      stderr,
+      "08_bert_layer: %s\nusage: 08_bert_layer [--type f32|bf16|tf32x3|both] [--params DIR] "
+      "[--batch N] [--seq N] [--hidden N] [--heads N] [--ffn N] [--reps N]\n",
+      why.c_str());
   std::exit(2);
 }
 
@@ -81,8 +83,8 @@ options parse(int argc, char** argv, bool gpu) {
     else
       usage("unknown option '" + a + "'");
   }
-  if (o.type != "f32" && o.type != "bf16" && o.type != "both")
-    usage("--type must be f32, bf16 or both, not '" + o.type + "'");
+  if (o.type != "f32" && o.type != "bf16" && o.type != "tf32x3" && o.type != "both")
+    usage("--type must be f32, bf16, tf32x3 or both, not '" + o.type + "'");
   try {
     o.shape.check();
   } catch (const error& e) {
@@ -139,14 +141,16 @@ bool run_and_report(Seq& layer, const attention_form_choice& form, const options
   return err <= bound;
 }
 
+// The layer of element type T, its weight products at precision `products`.
 template <class T>
-bool run_type(const options& o, const std::string& type) {
+bool run_type(const options& o, const std::string& type,
+              ir::precision products = ir::precision::ieee) {
 #if MDH_WITH_CUDA
   if (tuning::cuda_device_present()) {
     static cuda::device dev(0);
     attention_form_choice form;
-    auto layer =
-        load_bert_layer<T>(cuda_sequence_backend{&dev}, o.shape, o.params, &std::cerr, &form);
+    auto layer = load_bert_layer<T>(cuda_sequence_backend{&dev}, o.shape, o.params, &std::cerr,
+                                    &form, products);
     cuda::stream s;
     auto events_ms = [&](auto&& enqueue) {
       enqueue();  // warm-up
@@ -204,8 +208,8 @@ bool run_type(const options& o, const std::string& type) {
 #if MDH_WITH_OPENCL
   static opencl::context ctx;
   attention_form_choice form;
-  auto layer =
-      load_bert_layer<T>(opencl_sequence_backend{&ctx}, o.shape, o.params, &std::cerr, &form);
+  auto layer = load_bert_layer<T>(opencl_sequence_backend{&ctx}, o.shape, o.params, &std::cerr,
+                                  &form, products);
   auto wall_ms = [&](auto&& enqueue) {
     enqueue();
     layer.finish();
@@ -225,7 +229,7 @@ bool run_type(const options& o, const std::string& type) {
                     wall_ms([&] { layer.launch(); }));
       });
 #else
-  (void)o, (void)type;
+  (void)o, (void)type, (void)products;
   throw error("this example was built without a backend that can run here");
 #endif
 }
@@ -236,8 +240,9 @@ int main(int argc, char** argv) {
   try {
     const options o = parse(argc, argv, tuning::cuda_device_present());
     bool ok = true;
-    if (o.type != "bf16") ok = run_type<float>(o, "f32") && ok;
-    if (o.type != "f32") ok = run_type<bf16>(o, "bf16") && ok;
+    if (o.type == "f32" || o.type == "both") ok = run_type<float>(o, "f32") && ok;
+    if (o.type == "bf16" || o.type == "both") ok = run_type<bf16>(o, "bf16") && ok;
+    if (o.type == "tf32x3") ok = run_type<float>(o, "tf32x3", ir::precision::tf32x3) && ok;
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "08_bert_layer: %s\n", e.what());

@@ -158,17 +158,26 @@ inline std::vector<bert_tensor> bert_layer_tensors(
 // nine with three); `computation` is an mdh::computation (with an epilogue for the products and
 // the scores), an mdh::fuse pair (layernorm, softmax) or the one-kernel attention's
 // mdh::with_producer pair. Element type T: float (fp32) or mdh::bf16 / mdh::f16 (16-bit storage,
-// float arithmetic and accumulation).
+// float arithmetic and accumulation). `products`: the precision of the four weight products
+// (qkv, attn_out, ffn_up, ffn_down), the user's choice for T = float (e.g. tf32x3: three TF32
+// products each on the tensor cores, near-fp32 accuracy); the attention, layernorm and softmax
+// stages are computed as stored whatever it is. Only ieee for a 16-bit T.
 template <class T = float, class Visit>
 void for_each_bert_stage(const bert_shape& s, Visit&& visit,
-                         attention_form form = attention_form::one_kernel) {
+                         attention_form form = attention_form::one_kernel,
+                         ir::precision products = ir::precision::ieee) {
   s.check();
   const std::int64_t T_ = s.tokens(), N = s.hidden, F = s.ffn, B = s.batch, S = s.seq, H = s.heads,
                      D = s.head_dim();
   auto layernorm_pair = [&] {
     return fuse("layernorm", layernorm_stats<T>(), layernorm_normalize<T>(N));
   };
-  visit(bert_stage{"qkv", {"X", "Wqkv", "bqkv"}, {"QKV"}, {T_, 3 * N, N}}, matmul_bias<T>());
+  // ieee: the product as built (its hash, and so its parameter files, unchanged)
+  auto product = [&](auto comp) {
+    return products == ir::precision::ieee ? comp : comp.with_precision(products);
+  };
+  visit(bert_stage{"qkv", {"X", "Wqkv", "bqkv"}, {"QKV"}, {T_, 3 * N, N}},
+        product(matmul_bias<T>()));
   if (form == attention_form::one_kernel) {
     visit(bert_stage{"attention", {"QKV", "QKV", "mask", "QKV"}, {"ctx"}, {B, H, S, D, S, D}, true},
           attention<T>(s));
@@ -181,12 +190,13 @@ void for_each_bert_stage(const bert_shape& s, Visit&& visit,
           attention_context<T>(s));
   }
   visit(bert_stage{"attn_out", {"ctx", "Wo", "bo", "X"}, {"attn"}, {T_, N, N}},
-        matmul_bias_residual<T>());
+        product(matmul_bias_residual<T>()));
   visit(bert_stage{"ln1", {"attn", "gamma1", "beta1"}, {"ln1_sum", "ln1_sq", "H1"}, {T_, N}},
         layernorm_pair());
-  visit(bert_stage{"ffn_up", {"H1", "W1", "b1"}, {"F1"}, {T_, F, N}}, matmul_bias_gelu<T>());
+  visit(bert_stage{"ffn_up", {"H1", "W1", "b1"}, {"F1"}, {T_, F, N}},
+        product(matmul_bias_gelu<T>()));
   visit(bert_stage{"ffn_down", {"F1", "W2", "b2", "H1"}, {"F2"}, {T_, N, F}},
-        matmul_bias_residual<T>());
+        product(matmul_bias_residual<T>()));
   visit(bert_stage{"ln2", {"F2", "gamma2", "beta2"}, {"ln2_sum", "ln2_sq", "Y"}, {T_, N}},
         layernorm_pair());
 }

@@ -10,8 +10,8 @@
 //
 // Commands: list; tune OPERATOR --sizes ... [--time s] [--more s] [--evaluations n] [--technique t]
 // [--seed n] [--backend auto|cuda|opencl] [--out dir] [--log file] [--threads n]
-// [--type f32|bf16|f16|tf32]; run OPERATOR --sizes ... [--params dir_or_file] [--type ...]. CUDA is
-// used when MDH_WITH_CUDA is set and a GPU is present, OpenCL (MDH_WITH_OPENCL) otherwise.
+// [--type f32|bf16|f16|tf32|tf32x3]; run OPERATOR --sizes ... [--params dir_or_file] [--type ...].
+// CUDA is used when MDH_WITH_CUDA is set and a GPU is present, OpenCL (MDH_WITH_OPENCL) otherwise.
 // `mdh-tune COMMAND --help` says what each option accepts.
 #pragma once
 
@@ -72,8 +72,10 @@ inline const char* usage_tune =
     "  --start-from DIR  a folder of parameter files tuned before (e.g. params/h100; searched\n"
     "                    recursively, repeatable): the search starts from the nearest tuned\n"
     "                    shape of this operator, or of its bare product, carried over\n"
-    "  --type T          f32 (default), bf16, f16, or tf32: f32 with the inputs of a\n"
-    "                    contraction read at TF32 precision\n"
+    "  --type T          f32 (default), bf16, f16, tf32: f32 with the inputs of a\n"
+    "                    contraction read at TF32 precision, or tf32x3: f32 with each product\n"
+    "                    of a contraction as three TF32 products on the tensor cores\n"
+    "                    (near-fp32 accuracy)\n"
     "  --edge-split E    auto (default), on or off: whether the search space has edge_split\n"
     "                    (edge tiles for sizes no tile divides; auto: where a size is odd, >= 32)\n"
     "  --warm-inputs A,B input buffers that are in L2 when the operator runs in your graph (an\n"
@@ -90,7 +92,7 @@ inline const char* usage_run =
     "  --params DIR|FILE    a folder of parameter files (default params) or one file; a path\n"
     "                       given here must exist\n"
     "  --backend B          auto (default), cuda or opencl\n"
-    "  --type T             f32 (default), bf16, f16 or tf32: as the record was tuned\n"
+    "  --type T             f32 (default), bf16, f16, tf32 or tf32x3: as the record was tuned\n"
     "  Exit codes: 0 ran and matched; 1 an error; 2 a usage error; 3 ran and matched with the\n"
     "  default configuration because a parameter file for this workload could not be used\n"
     "  (the warning names it and says why).\n";
@@ -154,7 +156,7 @@ inline constexpr int exit_unusable_parameter_file = 3;
 
 struct options {
   std::string command, op, backend = "auto", technique = "auc_bandit";
-  std::string type = "f32";  // f32, bf16, f16 or tf32
+  std::string type = "f32";  // f32, bf16, f16, tf32 or tf32x3
   bool type_given = false;
   std::vector<std::int64_t> sizes;
   double seconds = 60, more_seconds = 0;
@@ -342,8 +344,9 @@ inline options parse(int argc, char** argv) {
         o.warm_inputs.push_back(std::move(name));
       }
   }
-  if (o.type != "f32" && o.type != "bf16" && o.type != "f16" && o.type != "tf32")
-    fail_usage("--type must be f32, bf16, f16 or tf32, not '" + o.type + "'");
+  if (o.type != "f32" && o.type != "bf16" && o.type != "f16" && o.type != "tf32" &&
+      o.type != "tf32x3")
+    fail_usage("--type must be f32, bf16, f16, tf32 or tf32x3, not '" + o.type + "'");
   if (o.backend != "auto" && o.backend != "cuda" && o.backend != "opencl")
     fail_usage("--backend must be auto, cuda or opencl, not '" + o.backend + "'");
   // --evaluations or --more without --time: no limit on the total time
@@ -505,11 +508,13 @@ int dispatch(const options& o, const Comp& comp) {
 #endif
 }
 
-// The element type of the buffers an operator is built with for --type (tf32 is f32).
-inline std::string element_type_of(const options& o) { return o.type == "tf32" ? "f32" : o.type; }
+// The element type of the buffers an operator is built with for --type (tf32, tf32x3 are f32).
+inline std::string element_type_of(const options& o) {
+  return o.type == "tf32" || o.type == "tf32x3" ? "f32" : o.type;
+}
 
 // The operator as --type asks for it: checked to have buffers of the element type when --type
-// was given, and read at TF32 precision for tf32 (a contraction only: otherwise an error).
+// was given, and at precision tf32 or tf32x3 for those (a contraction only: otherwise an error).
 template <class Comp>
 Comp typed(const options& o, const Comp& comp) {
   const std::string element = element_type_of(o);
@@ -527,12 +532,13 @@ Comp typed(const options& o, const Comp& comp) {
       throw mdh::error("--type " + o.type + ": '" + o.op + "' has no " + element +
                        " buffers (it is defined with other element types)");
   }
-  if (o.type != "tf32") return comp;
+  if (o.type != "tf32" && o.type != "tf32x3") return comp;
   if constexpr (mdh::is_fused_v<Comp>)
-    throw mdh::error("--type tf32 applies to contractions; '" + o.op +
+    throw mdh::error("--type " + o.type + " applies to contractions; '" + o.op +
                      "' is a fused pair of two computations");
   else
-    return comp.with_precision(mdh::ir::precision::tf32);
+    return comp.with_precision(o.type == "tf32" ? mdh::ir::precision::tf32
+                                                : mdh::ir::precision::tf32x3);
 }
 
 // Calls for_each(element_type, visit) when the catalog takes an element type (f32, bf16, f16:

@@ -3,7 +3,7 @@
 // workload (computation and sizes) once, all parameter files in one folder - the folder
 // load_bert_layer and examples/08_bert_layer read.
 //   mdh-tune tune-layer bert --batch 16 --seq 128 [--hidden 768] [--heads 12] [--ffn 3072]
-//                       [--type f32|bf16|f16] [--time S] [--more S] [--evaluations N]
+//                       [--type f32|bf16|f16|tf32x3] [--time S] [--more S] [--evaluations N]
 //                       [--technique T] [--seed N] [--backend B] [--out DIR] [--threads N]
 //                       [--stages attention,qkv,...] [--stage-timing layer|alone]
 #pragma once
@@ -32,7 +32,10 @@ inline const char* usage_tune_layer =
     "  --hidden N          default 768 (a multiple of --heads)\n"
     "  --heads N           default 12\n"
     "  --ffn N             default 3072\n"
-    "  --type T            f32 (default), bf16 or f16: the element type of every tensor\n"
+    "  --type T            f32 (default), bf16 or f16: the element type of every tensor;\n"
+    "                      or tf32x3: f32, the four weight products (qkv, attn_out, ffn_up,\n"
+    "                      ffn_down) as three TF32 products each on the tensor cores\n"
+    "                      (near-fp32 accuracy), the other stages IEEE f32\n"
     "  --time S            seconds per computation over every session of its log (> 0;\n"
     "                      default 60)\n"
     "  --more S            S seconds more per computation in this session\n"
@@ -47,7 +50,8 @@ inline const char* usage_tune_layer =
     "  --stage-timing M    layer (default): each repetition after an L2 flush, the tensors an\n"
     "                      earlier stage wrote or read then read back into L2, as in the\n"
     "                      layer's graph; alone: every input flushed, the computation alone\n"
-    "  Then: 08_bert_layer --params DIR, or mdh::load_bert_layer<T>(backend, shape, DIR).\n";
+    "  Then: 08_bert_layer --params DIR --type T, or mdh::load_bert_layer<T>(backend, shape,\n"
+    "  DIR) (tf32x3: <float>, with products mdh::ir::precision::tf32x3).\n";
 
 struct layer_options {
   options tune;  // the budget, technique, seed, backend, out, threads of 'tune'
@@ -153,8 +157,9 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
   if (o.shape.hidden % o.shape.heads != 0)
     fail_usage("--hidden " + std::to_string(o.shape.hidden) + " is not a multiple of --heads " +
                std::to_string(o.shape.heads));
-  if (o.tune.type != "f32" && o.tune.type != "bf16" && o.tune.type != "f16")
-    fail_usage("--type must be f32, bf16 or f16 for a layer, not '" + o.tune.type + "'");
+  if (o.tune.type != "f32" && o.tune.type != "bf16" && o.tune.type != "f16" &&
+      o.tune.type != "tf32x3")
+    fail_usage("--type must be f32, bf16, f16 or tf32x3 for a layer, not '" + o.tune.type + "'");
   if (o.tune.backend != "auto" && o.tune.backend != "cuda" && o.tune.backend != "opencl")
     fail_usage("--backend must be auto, cuda or opencl, not '" + o.tune.backend + "'");
   if ((o.tune.evaluations > 0 || o.tune.more_seconds > 0) && !o.tune.seconds_given)
@@ -162,9 +167,11 @@ inline layer_options parse_tune_layer(int argc, char** argv) {
   return o;
 }
 
-// Tunes the stages of element type T on `target`; returns the exit code.
+// Tunes the stages of element type T, the weight products at precision `products`, on
+// `target`; returns the exit code.
 template <class T, class Target>
-int tune_layer_on(Target& target, const layer_options& lo) {
+int tune_layer_on(Target& target, const layer_options& lo,
+                  ir::precision products = ir::precision::ieee) {
   const options& o = lo.tune;
   std::filesystem::create_directories(o.out / "logs");
   // the distinct workloads, in stage order, with the stages that run each
@@ -174,13 +181,13 @@ int tune_layer_on(Target& target, const layer_options& lo) {
   std::vector<item> items;
   // every stage of the one-kernel layer, then the attention stages of the three-kernel one
   auto each_stage = [&](auto&& visit) {
-    ops::for_each_bert_stage<T>(lo.shape, visit, ops::attention_form::one_kernel);
+    ops::for_each_bert_stage<T>(lo.shape, visit, ops::attention_form::one_kernel, products);
     ops::for_each_bert_stage<T>(
         lo.shape,
         [&](const ops::bert_stage& st, const auto& comp) {
           if (st.attention) visit(st, comp);
         },
-        ops::attention_form::three_kernels);
+        ops::attention_form::three_kernels, products);
   };
   each_stage([&](const ops::bert_stage& st, const auto& comp) {
     if (!lo.stages.empty() &&
@@ -241,7 +248,7 @@ int tune_layer_on(Target& target, const layer_options& lo) {
                 (o.out / "logs").string().c_str());
     return 130;
   }
-  const auto form = choose_attention_form<T>(lo.shape, o.out, target.id());
+  const auto form = choose_attention_form<T>(lo.shape, o.out, target.id(), products);
   const double attention_us = form.cost[int(form.form)];
   std::printf("the attention: %s (%s)\n", ops::to_string(form.form), form.why.c_str());
   if (lo.stages.empty())
@@ -260,6 +267,7 @@ template <class Target>
 int tune_layer_typed(Target& target, const layer_options& lo) {
   if (lo.tune.type == "bf16") return tune_layer_on<bf16>(target, lo);
   if (lo.tune.type == "f16") return tune_layer_on<f16>(target, lo);
+  if (lo.tune.type == "tf32x3") return tune_layer_on<float>(target, lo, ir::precision::tf32x3);
   return tune_layer_on<float>(target, lo);
 }
 

@@ -3,21 +3,23 @@
 // - the attention's computations (views into the [batch, seq, 3, heads, d] projection) against
 //   plain loops, through mdh::reference;
 // - the whole layer on OpenCL (PoCL) at batch 2, seq 13 (no tile divides it), hidden 64, 4
-//   heads, FFN 128, with a padding mask, fp32 and bf16, default and random valid
-//   configurations, against the independent double-precision reference
+//   heads, FFN 128, with a padding mask, fp32, bf16 and fp32 with tf32x3 weight products,
+//   default and random valid configurations, against the independent double-precision reference
 //   (expressions/bert_layer_reference.hpp). Each kernel is checked on the inputs the previous
 //   kernels produced (relative L2 error <= tuning::tolerance(type, its reduction length)), and
 //   the layer's output against the reference of the whole layer (<= 9 x the tolerance of the
 //   longest reduction: seven kernels, nine reductions, each within its own bound);
 // - the attention in its two forms (one kernel, three), and the loader's choice between them
 //   from the costs in a folder of parameter files;
+// - the tf32x3 layer's stages: the four weight products at precision tf32x3, the rest ieee;
 // - every stage compiled by NVRTC for sm_90 at BERT-base sizes (default, random SIMT and, for
-//   bf16 products, tensor-core configurations).
+//   bf16 and tf32x3 products, tensor-core configurations).
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,33 @@ TEST_CASE("bert_shape and the stage table") {
   }
 }
 
+TEST_CASE("tf32x3 products: the four weight products split TF32, the other stages IEEE") {
+  const std::set<std::string> products{"qkv", "attn_out", "ffn_up", "ffn_down"};
+  for (auto form : {ops::attention_form::one_kernel, ops::attention_form::three_kernels}) {
+    int split = 0;
+    ops::for_each_bert_stage<float>(
+        small,
+        [&](const ops::bert_stage& st, const auto& comp) {
+          const auto w = tuning::workload::of(comp.ir(), st.sizes);
+          INFO(st.name);
+          CHECK(w.precision == (products.count(st.name) ? "tf32x3" : "ieee"));
+          split += w.precision == "tf32x3";
+        },
+        form, ir::precision::tf32x3);
+    CHECK(split == 4);
+  }
+  // ieee, the default, leaves the products as built: the f32 layer's parameter files still fit
+  ops::for_each_bert_stage<float>(small, [&](const ops::bert_stage& st, const auto& comp) {
+    if (st.name == "qkv")
+      CHECK(ir::structural_hash_hex(comp.ir()) == ops::matmul_bias<float>().hash());
+  });
+  // a 16-bit layer's products have no fp32 operands to split
+  CHECK_THROWS_WITH_AS(ops::for_each_bert_stage<bf16>(
+                           small, [](const auto&, const auto&) {}, ops::attention_form::one_kernel,
+                           ir::precision::tf32x3),
+                       doctest::Contains("precision tf32x3 applies to fp32 contractions"), error);
+}
+
 #if MDH_WITH_OPENCL
 namespace {
 
@@ -180,7 +209,8 @@ void check_layer(Seq& layer, const std::map<std::string, host_tensor<T>>& inputs
 }
 
 template <class T>
-void run_layer_sweep(int random_configs, std::uint64_t seed) {
+void run_layer_sweep(int random_configs, std::uint64_t seed,
+                     ir::precision products = ir::precision::ieee) {
   static opencl::context ctx;
   const auto lim = ctx.limits();
   auto inputs = ref::random_inputs<T>(small, seed);
@@ -188,17 +218,20 @@ void run_layer_sweep(int random_configs, std::uint64_t seed) {
   for (int round = 0; round <= random_configs; ++round) {
     std::mt19937_64 rng(seed * 1000 + std::uint64_t(round));
     auto layer = load_bert_layer<T>(
-        opencl_sequence_backend{&ctx}, small, [&](const ops::bert_stage& st, const auto& comp) {
+        opencl_sequence_backend{&ctx}, small,
+        [&](const ops::bert_stage& st, const auto& comp) {
           const auto& c = comp.ir();
           auto cfg = round == 0 ? lower::default_config(c, st.sizes)
                                 : lower::random_config(c, st.sizes, lim, rng, {64, 2000});
           return stage_plan{lower::lower(c, st.sizes, cfg, lim),
                             round == 0 ? "default" : "random " + lower::to_string(cfg)};
-        });
+        },
+        ops::attention_form::one_kernel, products);
     for (auto& [name, t] : inputs) layer.upload(name, t);
     layer.launch();
     layer.finish();
-    std::string what = std::string(short_name(scalar_type_of<T>())) +
+    std::string what = std::string(products == ir::precision::ieee ? short_name(scalar_type_of<T>())
+                                                                   : ir::to_string(products)) +
                        (round == 0 ? " default configurations"
                                    : " random configurations #" + std::to_string(round));
     for (std::size_t k = 0; k < layer.size(); ++k) INFO(layer.at(k).name, ": ", layer.at(k).origin);
@@ -214,6 +247,12 @@ TEST_CASE("the BERT layer on OpenCL, fp32: default and random configurations") {
 
 TEST_CASE("the BERT layer on OpenCL, bf16: default and random configurations") {
   run_layer_sweep<bf16>(1, 2);
+}
+
+// Without tensor cores tf32x3 computes as IEEE fp32: held to fp32's bounds.
+TEST_CASE(
+    "the BERT layer on OpenCL, fp32 with tf32x3 products: default and random configurations") {
+  run_layer_sweep<float>(1, 3, ir::precision::tf32x3);
 }
 
 TEST_CASE("the attention form: the one whose tuned stages add up to less time runs") {
@@ -271,11 +310,12 @@ TEST_CASE("the attention form: the one whose tuned stages add up to less time ru
 #if MDH_WITH_CUDA
 namespace {
 template <class T>
-int compile_stages(const ops::bert_shape& s, std::uint64_t seed) {
+int compile_stages(const ops::bert_shape& s, std::uint64_t seed,
+                   ir::precision products = ir::precision::ieee) {
   const auto lim = lower::h200_limits();
   std::mt19937_64 rng(seed);
   int n = 0;
-  ops::for_each_bert_stage<T>(s, [&](const ops::bert_stage& st, const auto& comp) {
+  auto visit = [&](const ops::bert_stage& st, const auto& comp) {
     const auto& c = comp.ir();
     std::vector<decltype(lower::default_config(c, st.sizes))> cfgs{
         lower::default_config(c, st.sizes), lower::random_config(c, st.sizes, lim, rng)};
@@ -289,7 +329,8 @@ int compile_stages(const ops::bert_shape& s, std::uint64_t seed) {
       CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
       ++n;
     }
-  });
+  };
+  ops::for_each_bert_stage<T>(s, visit, ops::attention_form::one_kernel, products);
   return n;
 }
 }  // namespace
@@ -300,6 +341,8 @@ TEST_CASE("every stage of the layer compiles with NVRTC for sm_90 (BERT-base siz
   // bf16: the four products also with a tensor-core configuration (the one-kernel attention has
   // no tensor-core path yet)
   CHECK(compile_stages<bf16>(base, 6) >= 14 + 4);
+  // tf32x3: the four products also with a tensor-core configuration (three m16n8k8.tf32 each)
+  CHECK(compile_stages<float>(base, 8, ir::precision::tf32x3) >= 14 + 4);
   CHECK(compile_stages<float>(small, 7) >= 14);
 }
 #endif

@@ -210,12 +210,16 @@ fi
 expect "list --type bf16 has no histogram" 0 "^matmul +i,j,k" -- "$tool" list --type bf16
 if "$tool" list --type bf16 | grep -q "^histogram"; then fail "bf16 list leaves out histogram"
 else pass "bf16 list leaves out histogram"; fi
-expect "unknown --type" 2 "--type must be f32, bf16, f16 or tf32, not 'fp8'" -- \
+expect "unknown --type" 2 "--type must be f32, bf16, f16, tf32 or tf32x3, not 'fp8'" -- \
   "$tool" tune matmul --sizes 4,4,4 --type fp8
 expect "tf32 refuses a map" 1 "precision tf32 applies to fp32 contractions" -- \
   "$tool" tune mul --sizes 8,8 --type tf32 --evaluations 1 --out "$work/t"
 expect "tf32 refuses a fused pair" 1 "tf32 applies to contractions; 'softmax' is a fused pair" -- \
   "$tool" tune softmax --sizes 8,8 --type tf32 --evaluations 1 --out "$work/t"
+expect "tf32x3 refuses a map" 1 "precision tf32x3 applies to fp32 contractions" -- \
+  "$tool" tune mul --sizes 8,8 --type tf32x3 --evaluations 1 --out "$work/t3"
+expect "tf32x3 refuses a fused pair" 1 "tf32x3 applies to contractions; 'softmax' is a fused pair" -- \
+  "$tool" tune softmax --sizes 8,8 --type tf32x3 --evaluations 1 --out "$work/t3"
 # the surrogate technique past its warm-up (max(16, 2 x dimensions) valid points), so its model
 # ranks some asks; the log names it
 expect "tune with --technique surrogate" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
@@ -243,6 +247,16 @@ expect "run tf32 from its record" 0 "configuration from .*: matches the CPU refe
   "$tool" run matmul --type tf32 --sizes 24,20,17 --params "$work/t"
 expect "the f32 matmul does not take the tf32 record" 0 "no parameter file for matmul" -- \
   "$tool" run matmul --sizes 24,20,17 --params "$work/t"
+# tf32x3 (three TF32 products, fp32 accuracy): a record of its own precision, checked as fp32
+expect "tune tf32x3 matmul" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
+  "$tool" tune matmul --type tf32x3 --sizes 24,20,17 --evaluations 3 --out "$work/t3"
+if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["workload"]["precision"] == "tf32x3"' \
+     "$(ls "$work"/t3/matmul_*.json)"; then pass "the tf32x3 record says precision tf32x3"
+else fail "the tf32x3 record says precision tf32x3"; fi
+expect "run tf32x3 from its record" 0 "configuration from .*: matches the CPU reference" -- \
+  "$tool" run matmul --type tf32x3 --sizes 24,20,17 --params "$work/t3"
+expect "the tf32 matmul does not take the tf32x3 record" 0 "no parameter file for matmul" -- \
+  "$tool" run matmul --type tf32 --sizes 24,20,17 --params "$work/t3"
 
 # tune-layer: every computation of a BERT layer in one command (tools/tune_layer.hpp)
 expect "tune-layer --help" 0 "usage: mdh-tune tune-layer bert --batch N --seq N" -- "$tool" tune-layer --help
@@ -254,7 +268,7 @@ expect "tune-layer: heads must divide hidden" 2 "--hidden 10 is not a multiple o
   "$tool" tune-layer bert --batch 1 --seq 4 --hidden 10 --heads 4
 expect "tune-layer: --sizes is not its option" 2 "unknown option '--sizes' \(tune-layer derives" -- \
   "$tool" tune-layer bert --sizes 1,2
-expect "tune-layer: tf32 is not a layer type" 2 "--type must be f32, bf16 or f16 for a layer" -- \
+expect "tune-layer: tf32 is not a layer type" 2 "--type must be f32, bf16, f16 or tf32x3 for a layer" -- \
   "$tool" tune-layer bert --batch 1 --seq 4 --type tf32
 expect "tune-layer: bad --seq" 2 "--seq '0' is not a whole number >= 1" -- "$tool" tune-layer bert --batch 1 --seq 0
 expect "unknown command names tune-layer" 2 "\(list, tune, tune-layer or run\)" -- "$tool" tunelayer
@@ -295,6 +309,18 @@ if [ "$rc" = 0 ] && [ "$n" = 2 ] && grep -Eq "2 computations" <<<"$out" &&
   pass "tune-layer --stages tunes only those stages (2 files, no layer total)"
 else
   fail "tune-layer --stages (rc $rc, $n files, output:)"; echo "$out" | tail -20
+fi
+
+# --type tf32x3: the weight products' files say precision tf32x3 (qkv: a product; ln1: not)
+out=$(timeout -k 5 600 "$tool" tune-layer bert --batch 1 --seq 5 --hidden 8 --heads 2 --ffn 12 \
+  --type tf32x3 --evaluations 1 --out "$work/layer_tf32x3" --stages qkv,ln1 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && grep -q "run the layer with: 08_bert_layer .*--type tf32x3" <<<"$out" &&
+  python3 -c 'import json,sys; assert [json.load(open(f))["workload"].get("precision", "ieee") for f in sys.argv[1:]] == ["tf32x3", "ieee"]' \
+    "$work"/layer_tf32x3/matmul_bias_[0-9a-f]*_*.json "$work"/layer_tf32x3/layernorm_*.json; then
+  pass "tune-layer --type tf32x3: the qkv record says precision tf32x3, layernorm's ieee"
+else
+  fail "tune-layer --type tf32x3 (rc $rc, output:)"; echo "$out" | tail -20; ls "$work/layer_tf32x3"
 fi
 
 echo "mdh-tune: $passes passed, $fails failed"
