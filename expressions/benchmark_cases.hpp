@@ -141,32 +141,29 @@ void for_each_bf16_case(Visit&& visit) {
   for_each_benchmarks_md_case<bf16>(renamed);
   for_each_any_shape_case<bf16>(renamed);
 }
+// The GEMM-like float32 products at another precision `p`, named "<name><suffix>".
 template <class Visit>
-void for_each_tf32_case(Visit&& visit) {
+void for_each_product_case_at(ir::precision p, std::string_view suffix, Visit&& visit) {
   auto renamed = [&](std::string_view name, const auto& comp, const auto& sizes) {
     if constexpr (!is_fused_v<std::decay_t<decltype(comp)>>) {
       if (!is_gemm_like(comp.ir())) return;
-      std::string n = std::string(name) + "_tf32";
-      visit(std::string_view(n), comp.with_precision(ir::precision::tf32), sizes);
+      std::string n = std::string(name) + std::string(suffix);
+      visit(std::string_view(n), comp.with_precision(p), sizes);
     }
   };
   for_each_benchmarks_md_case(renamed);
   for_each_any_shape_case(renamed);
 }
-// "<name>_tf32x3" (suite tf32x3): the same products at near-fp32 accuracy, each product three TF32
-// tensor-core products of split operands (the user's choice); their peers are the float32
+template <class Visit>
+void for_each_tf32_case(Visit&& visit) {
+  for_each_product_case_at(ir::precision::tf32, "_tf32", visit);
+}
+// "<name>_tf32x3" (suite tf32x3): the same products at near-fp32 accuracy, each product three
+// TF32 tensor-core products of split operands (the user's choice); their peers are the float32
 // case's.
 template <class Visit>
 void for_each_tf32x3_case(Visit&& visit) {
-  auto renamed = [&](std::string_view name, const auto& comp, const auto& sizes) {
-    if constexpr (!is_fused_v<std::decay_t<decltype(comp)>>) {
-      if (!is_gemm_like(comp.ir())) return;
-      std::string n = std::string(name) + "_tf32x3";
-      visit(std::string_view(n), comp.with_precision(ir::precision::tf32x3), sizes);
-    }
-  };
-  for_each_benchmarks_md_case(renamed);
-  for_each_any_shape_case(renamed);
+  for_each_product_case_at(ir::precision::tf32x3, "_tf32x3", visit);
 }
 
 // The float32 cases of bench/cases.json: those of benchmarks.md, the any_shape suite, the

@@ -290,6 +290,8 @@ entries current() {
       if (z.size() == 5 || z.size() == 6) shape = {z[0], z[2], z[1] * z[d_at], z[1], shape.ffn};
       auto each_stage = [&](const ops::bert_stage&, const auto& comp) { try_one(comp); };
       ops::for_each_bert_stage<float>(shape, each_stage);
+      ops::for_each_bert_stage<float>(shape, each_stage, ops::attention_form::one_kernel,
+                                      ir::precision::tf32x3);  // fp32 with tf32x3 products
       ops::for_each_bert_stage<bf16>(shape, each_stage);
       ops::for_each_bert_stage<f16>(shape, each_stage);
       auto three_kernel = [&](auto type) {
