@@ -130,9 +130,8 @@ def synthetic_run(tmp, names):
     return paths
 
 
-@test
-def report_has_one_table_per_type():
-    names = ["matmul_1024", "matmul_1024_bf16", "matmul_1024_tf32", "mul_bf16", "bmm_qk_tf32"]
+def synthetic_report(names):
+    """bench/report.py on synthetic_run's files for `names`: (RESULTS.md text, RESULTS.json)."""
     with tempfile.TemporaryDirectory() as tmp:
         p = synthetic_run(tmp, names)
         out = os.path.join(tmp, "R.md")
@@ -140,8 +139,13 @@ def report_has_one_table_per_type():
                                         p["frameworks"], "--out", out, "--cases", ",".join(names),
                                         "--commit", "test", "--date", "today"])
         assert rc == 0
-        md = open(out).read()
-        res = json.load(open(os.path.join(tmp, "R.json")))
+        return open(out).read(), json.load(open(os.path.join(tmp, "R.json")))
+
+
+@test
+def report_has_one_table_per_type():
+    names = ["matmul_1024", "matmul_1024_bf16", "matmul_1024_tf32", "mul_bf16", "bmm_qk_tf32"]
+    md, res = synthetic_report(names)
     sections = [ln for ln in md.splitlines() if ln.startswith("## ")]
     assert sections[:3] == ["## " + report.TYPE_TITLE[t] for t in ("f32", "bf16", "tf32")], sections
     assert md.count("### CUDA-graph replay") == 3
@@ -464,15 +468,7 @@ def frameworks_run_tf32x3_cases_as_their_float32_peers():
 def report_gives_tf32x3_its_fp32_class_table():
     names = ["matmul_1024", "matmul_1024_tf32x3", "matmul_997x1009x769_tf32x3", "bmm_qk_tf32x3",
              "matmul_1024_tf32"]
-    with tempfile.TemporaryDirectory() as tmp:
-        p = synthetic_run(tmp, names)
-        out = os.path.join(tmp, "R.md")
-        rc, _ = run_quiet(report.main, ["--ours", p["ours"], "--vendor", p["vendor"], "--frameworks",
-                                        p["frameworks"], "--out", out, "--cases", ",".join(names),
-                                        "--commit", "test", "--date", "today"])
-        assert rc == 0
-        md = open(out).read()
-        res = json.load(open(os.path.join(tmp, "R.json")))
+    md, res = synthetic_report(names)
     title = report.TYPE_TITLE["tf32x3"]
     assert "fp32 storage and accuracy" in title and "three TF32" in title and "peers in fp32, TF32 off" in title
     sections = [ln for ln in md.splitlines() if ln.startswith("## ")]
