@@ -810,24 +810,28 @@ class mma_printer {
               ".shared.b16 {%0, %1, %2, %3}, [%4];\\n\" : " + regs + " : \"r\"(" + addr + "));");
   }
 
+  // The f32 at tile (row, col) of o's current stage.
+  std::string tf32_element(const mma_operand& o, const std::string& row,
+                           const std::string& col) const {
+    return "((const float*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " + num(o.stage_bytes) +
+           "))[" + tile_offset(o, row, col) + "]";
+  }
+
   // A TF32 fragment element: the f32 at tile (row, col) rounded by cvt.rna.tf32.f32.
   void tf32_load(const mma_operand& o, const std::string& reg, const std::string& row,
                  const std::string& col) {
-    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + reg +
-              ") : \"f\"(((const float*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " +
-              num(o.stage_bytes) + "))[" + tile_offset(o, row, col) + "]));");
+    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + reg + ") : \"f\"(" +
+              tf32_element(o, row, col) + "));");
   }
 
   // Split TF32: the f32 at tile (row, col) as hi = tf32(x) and lo = tf32(x - hi).
-  void tf32_split_load(const mma_operand& o, const std::string& reg, const std::string& row,
-                       const std::string& col) {
+  void tf32_split_load(const mma_operand& o, const std::string& hi, const std::string& lo,
+                       const std::string& row, const std::string& col) {
     out_.line("{");
-    out_.line("const float x = ((const float*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " +
-              num(o.stage_bytes) + "))[" + tile_offset(o, row, col) + "];");
-    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + reg + ") : \"f\"(x));");
-    const std::string lo = reg.substr(0, 1) + "l" + reg.substr(2);  // af[..] -> al[..]
+    out_.line("const float x = " + tf32_element(o, row, col) + ";");
+    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + hi + ") : \"f\"(x));");
     out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + lo + ") : \"f\"(x - __uint_as_float(" +
-              reg + ")));");
+              hi + ")));");
     out_.line("}");
   }
 
@@ -839,21 +843,24 @@ class mma_printer {
     out_.line("unsigned af[" + FM + "][4], bf[" + FN + "][2];");
     if (split)
       out_.line("unsigned al[" + FM + "][4], bl[" + FN + "][2];  // the low parts (split TF32)");
-    auto load = [&](const mma_operand& o, const std::string& reg, const std::string& row,
+    // fragment element `at` ("[fm][0]") of A or B: af/bf, and with the split al/bl
+    auto load = [&](const mma_operand& o, const std::string& at, const std::string& row,
                     const std::string& col) {
-      split ? tf32_split_load(o, reg, row, col) : tf32_load(o, reg, row, col);
+      const std::string x = &o == &m_.a ? "a" : "b";
+      split ? tf32_split_load(o, x + "f" + at, x + "l" + at, row, col)
+            : tf32_load(o, x + "f" + at, row, col);
     };
     // A: tile rows are M (K contiguous) or K
     loop("for (int fm = 0; fm < " + FM + "; ++fm) {");
     const std::string m0 = "wm * " + num(m_.warp_m) + " + fm * 16";
     if (tf32) {
       const mma_operand& a = m_.a;
-      auto at = [&](const std::string& reg, const std::string& mm, const std::string& kx) {
-        a.k_contiguous ? load(a, reg, m0 + " + " + mm, "kk + " + kx)
-                       : load(a, reg, "kk + " + kx, m0 + " + " + mm);
+      auto at = [&](const std::string& frag, const std::string& mm, const std::string& kx) {
+        a.k_contiguous ? load(a, frag, m0 + " + " + mm, "kk + " + kx)
+                       : load(a, frag, "kk + " + kx, m0 + " + " + mm);
       };
-      at("af[fm][0]", "g", "t"), at("af[fm][1]", "g + 8", "t");
-      at("af[fm][2]", "g", "t + 4"), at("af[fm][3]", "g + 8", "t + 4");
+      at("[fm][0]", "g", "t"), at("[fm][1]", "g + 8", "t");
+      at("[fm][2]", "g", "t + 4"), at("[fm][3]", "g + 8", "t + 4");
     } else {
       const std::string regs =
           "\"=r\"(af[fm][0]), \"=r\"(af[fm][1]), \"=r\"(af[fm][2]), \"=r\"(af[fm][3])";
@@ -868,10 +875,10 @@ class mma_printer {
       const mma_operand& b = m_.b;
       loop("for (int fn = 0; fn < " + FN + "; ++fn) {");
       const std::string n0 = "wn * " + num(m_.warp_n) + " + fn * 8 + g";
-      auto at = [&](const std::string& reg, const std::string& kx) {
-        b.k_contiguous ? load(b, reg, n0, "kk + " + kx) : load(b, reg, "kk + " + kx, n0);
+      auto at = [&](const std::string& frag, const std::string& kx) {
+        b.k_contiguous ? load(b, frag, n0, "kk + " + kx) : load(b, frag, "kk + " + kx, n0);
       };
-      at("bf[fn][0]", "t"), at("bf[fn][1]", "t + 4");
+      at("[fn][0]", "t"), at("[fn][1]", "t + 4");
       out_.line("}");
     } else {
       loop("for (int fp = 0; fp < " + num(m_.frags_n / 2) + "; ++fp) {");

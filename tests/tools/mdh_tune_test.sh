@@ -238,25 +238,24 @@ expect "the f32 matmul does not take the bf16 record" 0 "no parameter file for m
   "$tool" run matmul --sizes 24,20,17 --params "$work/b"
 expect "tune f16 softmax (fused)" 0 "written to .*softmax_" -- \
   "$tool" tune softmax --type f16 --sizes 9,40 --evaluations 2 --out "$work/h"
-expect "tune tf32 matmul" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
-  "$tool" tune matmul --type tf32 --sizes 24,20,17 --evaluations 3 --out "$work/t"
-if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["workload"]["precision"] == "tf32"' \
-     "$(ls "$work"/t/matmul_*.json)"; then pass "the tf32 record says precision tf32"
-else fail "the tf32 record says precision tf32"; fi
-expect "run tf32 from its record" 0 "configuration from .*: matches the CPU reference" -- \
-  "$tool" run matmul --type tf32 --sizes 24,20,17 --params "$work/t"
-expect "the f32 matmul does not take the tf32 record" 0 "no parameter file for matmul" -- \
-  "$tool" run matmul --sizes 24,20,17 --params "$work/t"
-# tf32x3 (three TF32 products, fp32 accuracy): a record of its own precision, checked as fp32
-expect "tune tf32x3 matmul" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
-  "$tool" tune matmul --type tf32x3 --sizes 24,20,17 --evaluations 3 --out "$work/t3"
-if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["workload"]["precision"] == "tf32x3"' \
-     "$(ls "$work"/t3/matmul_*.json)"; then pass "the tf32x3 record says precision tf32x3"
-else fail "the tf32x3 record says precision tf32x3"; fi
-expect "run tf32x3 from its record" 0 "configuration from .*: matches the CPU reference" -- \
-  "$tool" run matmul --type tf32x3 --sizes 24,20,17 --params "$work/t3"
-expect "the tf32 matmul does not take the tf32x3 record" 0 "no parameter file for matmul" -- \
-  "$tool" run matmul --type tf32 --sizes 24,20,17 --params "$work/t3"
+# A contraction at a precision of its own (tf32; tf32x3: three TF32 products, near-fp32
+# accuracy) round trip: its record says the precision, run reads it back, and the matmul of the
+# other precision (--type OTHER; f32 without --type) does not take it.
+precision_record() {  # precision_record PRECISION DIR OTHER
+  local p=$1 dir=$2 other=$3 other_type=()
+  [ "$other" != f32 ] && other_type=(--type "$other")
+  expect "tune $p matmul" 0 "written to .*matmul_[0-9a-f]{8}_24_20_17.json" -- \
+    "$tool" tune matmul --type "$p" --sizes 24,20,17 --evaluations 3 --out "$dir"
+  if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["workload"]["precision"] == sys.argv[2]' \
+       "$(ls "$dir"/matmul_*.json)" "$p"; then pass "the $p record says precision $p"
+  else fail "the $p record says precision $p"; fi
+  expect "run $p from its record" 0 "configuration from .*: matches the CPU reference" -- \
+    "$tool" run matmul --type "$p" --sizes 24,20,17 --params "$dir"
+  expect "the $other matmul does not take the $p record" 0 "no parameter file for matmul" -- \
+    "$tool" run matmul "${other_type[@]}" --sizes 24,20,17 --params "$dir"
+}
+precision_record tf32 "$work/t" f32
+precision_record tf32x3 "$work/t3" tf32
 
 # tune-layer: every computation of a BERT layer in one command (tools/tune_layer.hpp)
 expect "tune-layer --help" 0 "usage: mdh-tune tune-layer bert --batch N --seq N" -- "$tool" tune-layer --help
