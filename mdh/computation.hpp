@@ -202,7 +202,7 @@ class computation_t<out_view_t<OA...>, md_hom_t<F, Ops...>, inp_view_t<IA...>> {
   // contractions only (a pw(add) reduction over f32 inputs). Part of the structural hash: a
   // tf32 parameter file is never used for the fp32 computation, nor the reverse.
   // precision::tf32x3 keeps near-fp32 accuracy: on the tensor cores each product is three TF32
-  // products of split operands (hi = tf32(x), lo = tf32(x - hi)); elsewhere it is ieee.
+  // products of split operands (hi = tf32(x), lo = x - hi truncated to TF32); elsewhere it is ieee.
   computation_t with_precision(ir::precision p) const {
     computation_t c = *this;
     c.ir_.input_precision = p;

@@ -83,6 +83,14 @@ inline float round_tf32(float f) {
   return detail::bits_float((u + 0x1000u) & 0xffffe000u);
 }
 
+// Split TF32 (precision tf32x3): x = hi + lo + r with hi = round_tf32(x) and lo = x - hi (exact,
+// Sterbenz) truncated to TF32, so |r| < 2^-21 |x|. The kernels compute both by integer
+// arithmetic without a NaN test (cvt.rna.tf32.f32 is a sequence with one on sm_90): a NaN x
+// reaches the sum through lo, which is NaN. This is lo for a finite x.
+inline float split_tf32_lo(float x) {
+  return detail::bits_float(detail::float_bits(x - round_tf32(x)) & 0xffffe000u);
+}
+
 namespace detail {
 // A 16-bit storage type: bits, explicit construction from numbers, implicit reading as float.
 template <class Tag>

@@ -37,6 +37,9 @@ namespace mdh {
 // 11: every CUDA kernel starts with mdh_grid_dependency() (griddepcontrol.wait, then
 //     .launch_dependents, on sm_90 on): the wait that programmatic dependent launch needs; a
 //     no-op for kernels launched without it (2026-11-29).
-inline constexpr int kernel_generation = 11;
+// 12: split TF32 (precision tf32x3) splits by integer arithmetic (the prelude's mdh_tf32_hi/_lo:
+//     lo = x - hi truncated to TF32) instead of two cvt.rna.tf32.f32, which sm_90 runs as
+//     sequences with a NaN test (2026-11-29).
+inline constexpr int kernel_generation = 12;
 
 }  // namespace mdh

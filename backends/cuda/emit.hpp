@@ -25,9 +25,22 @@ class dialect final : public lower::c_dialect {
                              [](const lower::vector_group& g) { return g.width == 8; });
         }))
       s += ushort8;
+    if (any([](auto* p) { return p->mma.split_tf32; })) s += split_tf32_helpers;
     if (any([](auto* p) { return p->approx_math; })) s += approx_helpers;
     return s;
   }
+  // Split TF32 (precision tf32x3, mdh::split_tf32_lo): hi = TF32(x) to nearest, ties away, and
+  // lo = x - hi truncated to TF32, as bits. Integer arithmetic, no NaN test: sm_90 runs
+  // cvt.rna.tf32.f32 as a sequence with one (four of the five instructions of a split), and a
+  // NaN x reaches the sum through lo = x - hi, which stays NaN.
+  static constexpr const char* split_tf32_helpers =
+      "// split TF32: x = hi + lo + r, |r| < 2^-21 |x|; a NaN x leaves lo NaN\n"
+      "static __device__ __forceinline__ unsigned int mdh_tf32_hi(float x) {\n"
+      "  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;\n"
+      "}\n"
+      "static __device__ __forceinline__ unsigned int mdh_tf32_lo(float x, unsigned int hi) {\n"
+      "  return __float_as_uint(x - __uint_as_float(hi)) & 0xffffe000u;\n"
+      "}\n";
   // Programmatic dependent launch (program::launch with `overlap`): a grid so launched may
   // start while the one before it on the stream finishes. Every kernel first waits until that
   // grid has completed and its writes are visible, so what overlaps is the launch and the

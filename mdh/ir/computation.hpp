@@ -44,7 +44,8 @@ struct dimension {
 // to nearest, ties away from zero: cvt.rna.tf32.f32) first, as tensor cores read fp32
 // operands; arithmetic and accumulation stay fp32. tf32x3: as stored, at near-fp32 accuracy, and on
 // the tensor cores each product x*y is three TF32 products of the split operands (x = hi + lo,
-// hi = tf32(x), lo = tf32(x - hi): hi*hi + hi*lo + lo*hi; what is left out is below 2^-20 |x*y|,
+// hi = tf32(x), lo = x - hi truncated to TF32: hi*hi + hi*lo + lo*hi; what is left out is below
+// 2^-19 |x*y|,
 // docs/expressions.md). The user's choice, never implied: it is set with
 // computation::with_precision and is part of the structural hash.
 enum class precision : std::uint8_t { ieee, tf32, tf32x3 };

@@ -81,7 +81,7 @@ struct mma_operand {
   std::int64_t offset_bytes = 0;  // stage 0 in the shared pool
   std::int64_t stage_bytes = 0;   // from one stage's tile to the next
   // Split TF32 with wgmma (mma_plan::split_tf32, mma = 2): stage 0 of a second tile of the same
-  // layout holding each element's low part tf32(x - tf32(x)) (wgmma reads both through
+  // layout holding each element's low part x - tf32(x) truncated to TF32 (wgmma reads both through
   // descriptors); 0 elsewhere.
   std::int64_t lo_offset_bytes = 0;
   // The copy global -> tile: cp.async of 16-byte chunks with zero-fill (src-size 0..16: tile
@@ -205,7 +205,7 @@ struct mma_plan {
   std::int64_t wgmma_depth = 0, copies_ahead = 1;
   mma_instruction instruction = mma_instruction::m16n8k16_bf16;
   // Split TF32 (precision tf32x3, m16n8k8.tf32 only): every element x of both tiles is read as
-  // hi = tf32(x) and lo = tf32(x - hi), and each K slice issues three instructions, lo*hi,
+  // hi = tf32(x) and lo = x - hi truncated to TF32, and each K slice issues three instructions, lo*hi,
   // hi*lo, then hi*hi, into the same accumulators (near-fp32 accuracy: lo*lo and what lo leaves out
   // are below 2^-20 |x*y|). mma.sync splits in registers; wgmma reads a second, low tile of
   // each operand (mma_operand::lo_offset_bytes) that the step's rounding pass writes.

@@ -678,13 +678,14 @@ class mma_printer {
   }
 
   // TF32 (wgmma reads the f32 bits of shared memory as they are): round_step(slot) rounds, by
-  // cvt.rna.tf32.f32 as mma = 1 and the reference do, the elements this thread copied into
-  // buffer `slot` (the same index space as print_copy's), once they have landed.
+  // cvt.rna.tf32.f32 as mma = 1 and the reference do (split TF32: mdh_tf32_hi/_lo, as mma = 1
+  // splits), the elements this thread copied into buffer `slot` (the same index space as
+  // print_copy's), once they have landed.
   void print_round_step() {
     if (m_.split_tf32)
       out_.line(
           "// split TF32: each thread splits the elements it copied, once they have landed, into "
-          "hi = tf32(x) in place and lo = tf32(x - hi) in the low tile");
+          "hi = tf32(x) in place and lo = x - hi (truncated to TF32) in the low tile");
     else
       out_.line("// TF32: each thread rounds the elements it copied, once they have landed");
     if (m_.land_a || m_.land_b)
@@ -711,9 +712,9 @@ class mma_printer {
         loop("for (int v = 0; v < " + num(V) + "; ++v) {");
         out_.line("const int at = " + tile_offset(*o, "col + v", "r") + ";");
         if (m_.split_tf32) {
-          out_.line("const float h = mdh_tf32(x[v]);");
-          out_.line("y[at] = mdh_tf32(x[v] - h);");
-          out_.line("t[at] = h;");
+          out_.line("const unsigned int h = mdh_tf32_hi(x[v]);");
+          out_.line("y[at] = __uint_as_float(mdh_tf32_lo(x[v], h));");
+          out_.line("t[at] = __uint_as_float(h);");
         } else {
           out_.line("t[at] = mdh_tf32(x[v]);");
         }
@@ -722,9 +723,9 @@ class mma_printer {
         out_.line("float* const y = (float*)(mdh_smem + " + num(o->lo_offset_bytes) + " + slot * " +
                   num(o->stage_bytes) + ") + (" + tile_offset(*o, "r", "col") + ");");
         loop("for (int v = 0; v < " + num(V) + "; ++v) {");
-        out_.line("const float h = mdh_tf32(x[v]);");
-        out_.line("y[v] = mdh_tf32(x[v] - h);");
-        out_.line("x[v] = h;");
+        out_.line("const unsigned int h = mdh_tf32_hi(x[v]);");
+        out_.line("y[v] = __uint_as_float(mdh_tf32_lo(x[v], h));");
+        out_.line("x[v] = __uint_as_float(h);");
         out_.line("}");
       } else {
         loop("for (int v = 0; v < " + num(V) + "; ++v) x[v] = mdh_tf32(x[v]);");
@@ -824,14 +825,14 @@ class mma_printer {
               tf32_element(o, row, col) + "));");
   }
 
-  // Split TF32: the f32 at tile (row, col) as hi = tf32(x) and lo = tf32(x - hi).
+  // Split TF32: the f32 at tile (row, col) as hi = tf32(x) and lo = x - hi truncated to TF32
+  // (the prelude's mdh_tf32_hi/_lo, mdh::split_tf32_lo).
   void tf32_split_load(const mma_operand& o, const std::string& hi, const std::string& lo,
                        const std::string& row, const std::string& col) {
     out_.line("{");
     out_.line("const float x = " + tf32_element(o, row, col) + ";");
-    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + hi + ") : \"f\"(x));");
-    out_.line("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + lo + ") : \"f\"(x - __uint_as_float(" +
-              hi + ")));");
+    out_.line(hi + " = mdh_tf32_hi(x);");
+    out_.line(lo + " = mdh_tf32_lo(x, " + hi + ");");
     out_.line("}");
   }
 

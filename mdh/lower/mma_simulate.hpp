@@ -171,8 +171,8 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
   if (p.comp.epilogue) throw error("simulate_mma: point-wise epilogues are not simulated");
   const bool tf32 = m.instruction == mma_instruction::m16n8k8_tf32;
   const bool split = m.split_tf32;
-  // split TF32's parts of an element: hi = tf32(x), lo = tf32(x - hi)
-  auto lo_part = [](float v) { return round_tf32(v - round_tf32(v)); };
+  // split TF32's parts of an element: hi = round_tf32(x), lo = split_tf32_lo(x)
+  auto lo_part = [](float v) { return split_tf32_lo(v); };
   const std::vector<std::int64_t>& sizes = p.sizes;
   std::int64_t grid_z = 1, outer = 1;
   for (auto d : m.grid_dims) grid_z *= sizes[d];

@@ -10,6 +10,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -492,6 +495,29 @@ TEST_CASE("a tensor-core configuration carries over to nearby sizes with its MMA
   CHECK(space.find(tuning::to_space_configuration(carried, bf, here, h200)).has_value());
 }
 
+TEST_CASE("split TF32's parts: x - hi - lo below 2^-21 |x|, lo a TF32 value, a NaN kept in lo") {
+  // the kernels' integer split (the CUDA prelude's mdh_tf32_hi/_lo), written out on the CPU
+  auto bits = [](float f) { return std::bit_cast<std::uint32_t>(f); };
+  auto hi_of = [&](float x) { return std::bit_cast<float>((bits(x) + 0x1000u) & 0xffffe000u); };
+  auto lo_of = [&](float x, float hi) { return std::bit_cast<float>(bits(x - hi) & 0xffffe000u); };
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-100, 100);
+  for (int i = 0; i < 100000; ++i) {
+    const float x = (i % 2 ? -1.0f : 1.0f) * std::ldexp(mantissa(rng), exponent(rng));
+    const float hi = hi_of(x), lo = lo_of(x, hi);
+    REQUIRE(hi == round_tf32(x));  // to nearest, ties away, as cvt.rna for finite x
+    REQUIRE(lo == split_tf32_lo(x));
+    REQUIRE((bits(lo) & 0x1fffu) == 0u);  // a TF32 value
+    REQUIRE(std::fabs(double(x) - double(hi) - double(lo)) < std::ldexp(std::fabs(double(x)), -21));
+  }
+  // NaN (the canonical 0x7fffffff: hi overflows to -0) and infinity reach the sum through lo
+  for (std::uint32_t u : {0x7fffffffu, 0xffffffffu, 0x7fc00000u, 0x7f800000u}) {
+    const float x = std::bit_cast<float>(u);
+    CHECK(std::isnan(lo_of(x, hi_of(x))));
+  }
+}
+
 TEST_CASE("split TF32 (precision tf32x3): three TF32 products per product reach near-fp32 accuracy") {
   // mma.sync splits in registers, wgmma reads low tiles the rounding pass writes; both against
   // the IEEE reference at fp32's tolerance, which the same plans with one TF32 product fail.
@@ -521,9 +547,12 @@ TEST_CASE("split TF32 (precision tf32x3): three TF32 products per product reach 
     INFO(lower::to_string(plan));
     CHECK(has(lower::to_string(plan), "x3 (split TF32"));
     const std::string src = cuda::emit(plan);
+    // the split is integer arithmetic (no cvt.rna.tf32.f32, which sm_90 runs with a NaN test)
+    CHECK(has(src, "mdh_tf32_hi(float x)"));
     if (on == 1) {
-      CHECK(has(src, "al[fm][0]"));
-      CHECK(has(src, "x - __uint_as_float("));
+      CHECK(has(src, "af[fm][0] = mdh_tf32_hi(x);"));
+      CHECK(has(src, "al[fm][0] = mdh_tf32_lo(x, af[fm][0]);"));
+      CHECK(!has(src, "\"=r\"(af[fm][0])"));  // no fragment through cvt.rna.tf32.f32
     } else {
       // B(k, j) is N-contiguous: it lands so by cp.async and is transposed into its K-major
       // tiles; A is K-contiguous already
@@ -536,8 +565,8 @@ TEST_CASE("split TF32 (precision tf32x3): three TF32 products per product reach 
       CHECK(plan.mma.b.lo_offset_bytes == hi + plan.mma.b.offset_bytes);
       CHECK(plan.mma.b_land.offset_bytes == 2 * hi);
       CHECK(plan.tiles_bytes == 2 * hi + plan.mma.stages * plan.mma.b_land.stage_bytes);
-      CHECK(has(src, "y[v] = mdh_tf32(x[v] - h);"));   // A in place
-      CHECK(has(src, "y[at] = mdh_tf32(x[v] - h);"));  // B transposed
+      CHECK(has(src, "y[v] = __uint_as_float(mdh_tf32_lo(x[v], h));"));   // A in place
+      CHECK(has(src, "y[at] = __uint_as_float(mdh_tf32_lo(x[v], h));"));  // B transposed
       CHECK(has(src, "da_lo"));
     }
     CHECK(simulated_mismatch(plan, d, 512).empty());
