@@ -205,10 +205,10 @@ struct mma_plan {
   std::int64_t wgmma_depth = 0, copies_ahead = 1;
   mma_instruction instruction = mma_instruction::m16n8k16_bf16;
   // Split TF32 (precision tf32x3, m16n8k8.tf32 only): every element x of both tiles is read as
-  // hi = tf32(x) and lo = x - hi truncated to TF32, and each K slice issues three instructions, lo*hi,
-  // hi*lo, then hi*hi, into the same accumulators (near-fp32 accuracy: lo*lo and what lo leaves out
-  // are below 2^-20 |x*y|). mma.sync splits in registers; wgmma reads a second, low tile of
-  // each operand (mma_operand::lo_offset_bytes) that the step's rounding pass writes.
+  // hi = tf32(x) and lo = x - hi truncated to TF32, and each K slice issues three instructions,
+  // lo*hi, hi*lo, then hi*hi, into the same accumulators (near-fp32 accuracy: lo*lo and what lo
+  // leaves out are below 2^-20 |x*y|). mma.sync splits in registers; wgmma reads a second, low tile
+  // of each operand (mma_operand::lo_offset_bytes) that the step's rounding pass writes.
   bool split_tf32 = false;
   std::int64_t inst_m = 16, inst_n = 8, inst_k = 16;
   std::size_t m_dim = 0, n_dim = 0, k_dim = 0;  // each axis' innermost dimension

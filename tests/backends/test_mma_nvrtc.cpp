@@ -518,7 +518,8 @@ TEST_CASE("split TF32's parts: x - hi - lo below 2^-21 |x|, lo a TF32 value, a N
   }
 }
 
-TEST_CASE("split TF32 (precision tf32x3): three TF32 products per product reach near-fp32 accuracy") {
+TEST_CASE(
+    "split TF32 (precision tf32x3): three TF32 products per product reach near-fp32 accuracy") {
   // mma.sync splits in registers, wgmma reads low tiles the rounding pass writes; both against
   // the IEEE reference at fp32's tolerance, which the same plans with one TF32 product fail.
   auto lim = lower::h200_limits();
