@@ -43,7 +43,28 @@ inline std::string utc_timestamp() {
 
 // 2: the space hash with the real FNV-1a 64-bit offset basis (1 had one a digit short; such logs
 // are upgraded by atf::upgrade_log, atf/log_upgrade.hpp).
-inline constexpr int log_format_version = 2;
+// 3: a record's configuration is the array of its values in the header's "parameters" order
+// instead of an object naming each (the names were three quarters of a log's bytes). Logs of
+// format 2 are read as before, and a run that resumes one appends to it in format 2.
+inline constexpr int log_format_version = 3;
+
+// A record's configuration as an object: as stored (format 2, or a format-1 log upgraded in
+// place), or the values of format 3 named by the header's parameters. Throws atf::error when an
+// array does not have one value per parameter.
+inline nlohmann::json named_configuration(const nlohmann::json& header,
+                                          const nlohmann::json& configuration) {
+  if (!configuration.is_array()) return configuration;
+  const nlohmann::json& names =
+      header.contains("parameters") ? header["parameters"] : nlohmann::json::array();
+  if (!names.is_array() || names.size() != configuration.size())
+    throw error("a configuration with " + std::to_string(configuration.size()) +
+                " value(s) where the log header names " + std::to_string(names.size()) +
+                " parameter(s)");
+  nlohmann::json object = nlohmann::json::object();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    object[names[i].get<std::string>()] = configuration[i];
+  return object;
+}
 
 struct log_contents {
   nlohmann::json header;
@@ -89,8 +110,9 @@ inline log_contents read_log(const std::filesystem::path& path, const std::strin
                     "atf::upgrade_log(path, space) rewrites it as format 2 when it is the log of "
                     "that space (the tuner does so itself, so a log it reports is another "
                     "space's); otherwise move it away to start a new log; left untouched");
-      if (j.value("atf_log", 0) != log_format_version)
-        throw error(path.string() + ": unsupported log format version " + j["atf_log"].dump());
+      if (j.value("atf_log", 0) != 2 && j.value("atf_log", 0) != log_format_version)
+        throw error(path.string() + ": unsupported log format version " + j["atf_log"].dump() +
+                    " (this atf reads 2 and " + std::to_string(log_format_version) + ")");
       const std::string h = j.value("space_hash", std::string());
       if (h != space_hash)
         throw error(path.string() + " was written for another search space (space hash " + h +
@@ -100,6 +122,12 @@ inline log_contents read_log(const std::filesystem::path& path, const std::strin
       if (!parsed || !j.is_object() || !j.contains("configuration") || !j.contains("valid"))
         throw error(path.string() + ":" + std::to_string(line_no) +
                     ": corrupt record: " + line.substr(0, 120) + "; the log was left untouched");
+      try {  // the records as format 2 has them, whatever the log's format
+        j["configuration"] = named_configuration(lc.header, j["configuration"]);
+      } catch (const error& e) {
+        throw error(path.string() + ":" + std::to_string(line_no) + ": corrupt record (" +
+                    e.what() + "); the log was left untouched");
+      }
       lc.records.push_back(std::move(j));
     }
     pos = complete ? nl + 1 : all.size();
@@ -133,9 +161,43 @@ inline std::optional<nlohmann::json> log_header(const std::filesystem::path& pat
   return j;
 }
 
-inline nlohmann::json log_record(const evaluation& e, double elapsed_s) {
+// The records of the log at `path`, each configuration named (any format), for readers without
+// its search space (atf::read_log checks the space); the header and lines that are not JSON
+// objects with a configuration (a torn last line) are passed over, as is a record whose values
+// the header does not name.
+inline std::vector<nlohmann::json> log_records(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> out;
+  nlohmann::json header;
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    if (j.contains("atf_log")) {
+      header = std::move(j);
+      continue;
+    }
+    if (!j.contains("configuration")) continue;
+    try {
+      j["configuration"] = named_configuration(header, j["configuration"]);
+    } catch (const error&) {
+      continue;
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// The record of one evaluation; `parameters` (the header's, in order) given: format 3, the
+// configuration as the array of its values; else format 2, as an object.
+inline nlohmann::json log_record(const evaluation& e, double elapsed_s,
+                                 const std::vector<std::string>* parameters = nullptr) {
   nlohmann::json j;
   j["configuration"] = e.config.to_json();
+  if (parameters) {
+    nlohmann::json values = nlohmann::json::array();
+    for (const std::string& name : *parameters) values.push_back(j["configuration"].at(name));
+    j["configuration"] = std::move(values);
+  }
   j["valid"] = e.valid;
   j["cost"] = e.valid ? nlohmann::json(e.cost) : nlohmann::json(nullptr);
   j["invalidity"] = e.invalidity;

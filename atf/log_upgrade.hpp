@@ -79,7 +79,7 @@ inline bool upgrade_log(const std::filesystem::path& path, const search_space& s
     records.push_back(std::move(r));
   }
   header["upgraded_from"] = {{"atf_log", 1}, {"space_hash", header.value("space_hash", "")}};
-  header["atf_log"] = log_format_version;
+  header["atf_log"] = 2;  // its records stay objects: format 2 (format 3 reads them too)
   header["space_hash"] = space.hash();
   header["parameters"] = space.names();
   std::filesystem::path backup = path, tmp = path;

@@ -37,6 +37,7 @@ std::vector<record> read_records(const std::string& path, std::vector<std::strin
   std::vector<record> out;
   std::string line;
   std::size_t n = 0;
+  nlohmann::json header;  // names a format-3 record's configuration values
   while (std::getline(in, line)) {
     ++n;
     if (line.empty()) continue;
@@ -48,12 +49,14 @@ std::vector<record> read_records(const std::string& path, std::vector<std::strin
     }
     if (j.contains("parameters")) {
       names = j["parameters"].get<std::vector<std::string>>();
+      header = j;
       continue;
     }
     if (!j.contains("configuration")) continue;
     const bool valid = j.value("valid", false);
-    out.push_back({atf::configuration::from_json(j["configuration"]),
-                   valid ? j.at("cost").get<double>() : atf::search::invalid_cost});
+    out.push_back(
+        {atf::configuration::from_json(atf::named_configuration(header, j["configuration"])),
+         valid ? j.at("cost").get<double>() : atf::search::invalid_cost});
   }
   return out;
 }

@@ -220,9 +220,15 @@ inline std::vector<atf::configuration> best_of_log(const std::filesystem::path& 
   std::vector<std::pair<double, nlohmann::json>> valid;
   std::ifstream in(log);
   bool v1 = false;
+  nlohmann::json header;  // names format 3's configuration values
   for (std::string line; std::getline(in, line);) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("atf_log")) v1 = j["atf_log"] == 1;
+    if (j.is_object() && j.contains("atf_log")) v1 = j["atf_log"] == 1, header = j;
+    if (j.is_object() && j.contains("configuration") && j["configuration"].is_array()) try {
+        j["configuration"] = atf::named_configuration(header, j["configuration"]);
+      } catch (const atf::error&) {  // values the header does not name: not a start
+        continue;
+      }
     if (v1 && j.is_object() && j.contains("configuration"))
       j["configuration"] =
           atf::detail::renamed_configuration(j["configuration"], upgraded_parameter_name);

@@ -50,13 +50,15 @@ TEST_CASE("log header and records") {
   std::string line;
   std::getline(in, line);
   auto h = nlohmann::json::parse(line);
-  CHECK(h["atf_log"] == 2);
+  CHECK(h["atf_log"] == 3);
   CHECK(h["space_hash"] == space.hash());
   CHECK(h["parameters"].size() == 2);
   int n = 0;
   while (std::getline(in, line)) {
     auto r = nlohmann::json::parse(line);
-    CHECK(r.contains("configuration"));
+    REQUIRE(r.contains("configuration"));
+    CHECK(r["configuration"].is_array());  // format 3: the values, in the header's order
+    CHECK(r["configuration"].size() == 2);
     CHECK(r.contains("cost"));
     CHECK(r.contains("timestamp"));
     CHECK(r.contains("prepare_s"));
@@ -65,6 +67,84 @@ TEST_CASE("log header and records") {
   }
   CHECK(n == 10);
   std::filesystem::remove(log);
+}
+
+TEST_CASE("format 3 logs resume; a format-2 log resumes and stays format 2") {
+  auto space = space_ab();
+  auto log = temp_path("compact.jsonl");
+  quiet(log, 6).tune(space, cost_ab);
+  auto lc = atf::read_log(log, space.hash());
+  REQUIRE(lc.records.size() == 6);
+  for (const auto& r : lc.records) {  // read back as objects, the values under their names
+    REQUIRE(r["configuration"].is_object());
+    const auto c = atf::configuration::from_json(r["configuration"]);
+    CHECK(r["cost"].get<double>() == cost_ab(c));
+  }
+  auto more = quiet(log, 9).tune(space, cost_ab);
+  CHECK(more.resumed == 6);
+  CHECK(atf::read_log(log, space.hash()).records.size() == 9);
+
+  // the same records written as format 2 (objects): read, resumed, appended to as objects
+  auto old = temp_path("format2.jsonl");
+  {
+    std::ofstream o(old);
+    auto h = lc.header;
+    h["atf_log"] = 2;
+    o << h.dump() << "\n";
+    for (const auto& r : lc.records) o << r.dump() << "\n";
+  }
+  auto resumed = quiet(old, 8).tune(space, cost_ab);
+  CHECK(resumed.resumed == 6);
+  std::ifstream in(old);
+  std::string line;
+  std::getline(in, line);
+  CHECK(nlohmann::json::parse(line)["atf_log"] == 2);
+  int objects = 0;
+  while (std::getline(in, line))
+    objects += nlohmann::json::parse(line)["configuration"].is_object();
+  CHECK(objects == 8);
+
+  // an array with a value too few is a corrupt record, and the log is left untouched
+  {
+    std::ofstream o(log, std::ios::app);
+    o << R"({"configuration":[1],"valid":true,"cost":1.0})"
+      << "\n";
+  }
+  const auto before = slurp(log);
+  CHECK_THROWS_WITH_AS(
+      quiet(log, 12).tune(space, cost_ab),
+      doctest::Contains("a configuration with 1 value(s) where the log header names 2"),
+      atf::error);
+  CHECK(slurp(log) == before);
+  std::filesystem::remove(log);
+  std::filesystem::remove(old);
+}
+
+TEST_CASE("every committed tuning log reads back: format 3 records named by their header") {
+  // params/**/*.log.jsonl (scripts/compact_logs.py wrote them as format 3): each record's values
+  // are one per header parameter, so resuming or starting from any of them sees its configurations
+  std::size_t logs = 0, compact = 0, records = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(
+           std::filesystem::path(MDH_SOURCE_ROOT) / "params")) {
+    const std::string name = f.path().filename().string();
+    if (!f.is_regular_file() || !name.ends_with(".log.jsonl")) continue;
+    INFO(f.path().string());
+    const auto header = atf::log_header(f.path());
+    REQUIRE(header.has_value());
+    ++logs, compact += header->value("atf_log", 0) == 3;
+    std::size_t lines = 0;
+    {
+      std::ifstream in(f.path());
+      for (std::string l; std::getline(in, l);) lines += !l.empty();
+    }
+    const auto rs = atf::log_records(f.path());
+    CHECK(rs.size() + 1 == lines);  // none passed over: every record's values are named
+    for (const auto& r : rs) CHECK(r["configuration"].size() == (*header)["parameters"].size());
+    records += rs.size();
+  }
+  MESSAGE(logs, " committed logs (", compact, " of format 3), ", records, " records");
+  CHECK(logs > 0);
+  CHECK(compact > 0);
 }
 
 TEST_CASE("a foreign or corrupt log is an error and the file is left untouched") {
@@ -291,11 +371,10 @@ TEST_CASE("process-based cost function") {
 
 TEST_CASE("parsed constraints follow Python semantics on the typed integer path") {
   auto count = [](const std::string& c) {
-    nlohmann::json doc = {
-        {"parameters",
-         {{{"name", "x"}, {"values", {-7, -5, -3, -1, 0, 1, 3, 5, 7}}},
-          {{"name", "y"}, {"values", {1, 2, 3}}}}},
-        {"constraints", {c}}};
+    nlohmann::json doc = {{"parameters",
+                           {{{"name", "x"}, {"values", {-7, -5, -3, -1, 0, 1, 3, 5, 7}}},
+                            {{"name", "y"}, {"values", {1, 2, 3}}}}},
+                          {"constraints", {c}}};
     return static_cast<std::uint64_t>(atf::make_space(atf::parse_space_json(doc, "t")).size());
   };
   // Expected counts computed with Python 3 over the same values.
@@ -348,11 +427,12 @@ TEST_CASE("typed integer code (operands read in place) agrees with the generic p
   // The same constraint over integer parameters (typed code, slot and constant operands) and over
   // the same values as floats (generic code).
   auto count = [](const std::string& c, bool floats) {
-    nlohmann::json doc = {
-        {"parameters",
-         {{{"name", "x"}, {"values", {-4, -1, 0, 1, 2, 3, 5, 8}}, {"type", floats ? "float" : "int"}},
-          {{"name", "y"}, {"values", {1, 2, 3, 4}}}}},
-        {"constraints", {c}}};
+    nlohmann::json doc = {{"parameters",
+                           {{{"name", "x"},
+                             {"values", {-4, -1, 0, 1, 2, 3, 5, 8}},
+                             {"type", floats ? "float" : "int"}},
+                            {{"name", "y"}, {"values", {1, 2, 3, 4}}}}},
+                          {"constraints", {c}}};
     atf::space_options o;
     o.threads = 1;
     return static_cast<std::uint64_t>(atf::make_space(atf::parse_space_json(doc, "t"), o).size());

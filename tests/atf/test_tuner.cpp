@@ -37,6 +37,13 @@ std::vector<std::string> lines_of(const std::filesystem::path& p) {
   return v;
 }
 
+// Record i's configuration in log lines `lines` (line 0 the header), named (format 3 stores
+// values).
+nlohmann::json configuration_at(const std::vector<std::string>& lines, std::size_t i) {
+  return atf::named_configuration(nlohmann::json::parse(lines[0]),
+                                  nlohmann::json::parse(lines[i])["configuration"]);
+}
+
 }  // namespace
 
 TEST_CASE("failures are recorded with their reason and never end the run") {
@@ -234,8 +241,7 @@ TEST_CASE("a killed run resumes from its log without measuring anything twice") 
   REQUIRE(before.size() < total + 1);
   std::set<std::string> logged;
   for (std::size_t i = 1; i < before.size(); ++i) {
-    auto j = nlohmann::json::parse(before[i]);
-    logged.insert(atf::configuration::from_json(j["configuration"]).key());
+    logged.insert(atf::configuration::from_json(configuration_at(before, i)).key());
   }
 
   std::set<std::string> measured_now;
@@ -252,8 +258,7 @@ TEST_CASE("a killed run resumes from its log without measuring anything twice") 
   CHECK(after.size() == total + 1);
   std::set<std::string> all;
   for (std::size_t i = 1; i < after.size(); ++i)
-    all.insert(
-        atf::configuration::from_json(nlohmann::json::parse(after[i])["configuration"]).key());
+    all.insert(atf::configuration::from_json(configuration_at(after, i)).key());
   CHECK(all.size() == total);
 
   // The same seed without a kill gives the same best: the resumed run replayed the technique.
@@ -411,8 +416,7 @@ TEST_CASE("a time stop drops what has not started measuring and returns on time"
   const auto lines = lines_of(log);
   REQUIRE(lines.size() == 1 + r.measured);
   for (std::size_t i = 1; i < lines.size(); ++i) {
-    auto key =
-        atf::configuration::from_json(nlohmann::json::parse(lines[i])["configuration"]).key();
+    auto key = atf::configuration::from_json(configuration_at(lines, i)).key();
     CHECK_MESSAGE(measured.count(key) == 1, "logged but never measured: " << key);
   }
 
@@ -451,7 +455,8 @@ TEST_CASE("an infrastructure failure is retried, never logged nor counted as inv
   for (std::size_t i = 1; i < lines.size(); ++i) {
     auto j = nlohmann::json::parse(lines[i]);
     CHECK(j.value("invalidity", std::string()) != "infrastructure");
-    if (j["configuration"]["x"] == 12 && j["configuration"]["y"] == 4) CHECK(j["valid"] == true);
+    const auto c = configuration_at(lines, i);
+    if (c["x"] == 12 && c["y"] == 4) CHECK(j["valid"] == true);
   }
 }
 

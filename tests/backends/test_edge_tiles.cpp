@@ -571,13 +571,7 @@ TEST_CASE("OpenCL: a log of the space without edge_split starts the search in th
   // the first of the earned starts (the set-aside log's best points) also ran with edge tiles:
   // the new log holds two points that differ only in edge_split (0 and 1)
   std::vector<nlohmann::json> points;
-  {
-    std::ifstream log(opt.log);
-    for (std::string line; std::getline(log, line);) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_object() && j.contains("configuration")) points.push_back(j["configuration"]);
-    }
-  }
+  for (const auto& j : atf::log_records(opt.log)) points.push_back(j["configuration"]);
   bool pair = false;
   for (auto& a : points)
     for (auto& b : points) {

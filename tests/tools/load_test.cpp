@@ -126,11 +126,8 @@ TEST_CASE(
 namespace {
 // The configuration of a log's first evaluation, as atf::configuration::key() writes it.
 std::string first_evaluated(const fs::path& log) {
-  std::ifstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line);
-    if (j.contains("configuration")) return atf::configuration::from_json(j["configuration"]).key();
-  }
+  for (const auto& j : atf::log_records(log))
+    return atf::configuration::from_json(j["configuration"]).key();
   return "";
 }
 
@@ -200,6 +197,27 @@ TEST_CASE("a new log starts from what earlier runs found: the parameter file, a 
   CHECK(best[1].key() == pts[0].key());
   CHECK(tuning::best_of_log(old, 1).size() == 1);
   CHECK(tuning::best_of_log(dir / "missing.jsonl", 8).empty());
+  {  // format 3: the values in the header's parameter order
+    const fs::path compact = dir / "compact.jsonl";
+    std::ofstream o(compact);
+    nlohmann::json names = nlohmann::json::array();
+    const nlohmann::json first = pts[0].to_json();
+    for (const auto& [name, v] : first.items()) names.push_back(name);
+    o << nlohmann::json{{"atf_log", 3}, {"space_hash", "0123abcd"}, {"parameters", names}}.dump()
+      << "\n";
+    for (auto [c, cost] : {std::pair{&pts[0], 4.0}, std::pair{&pts[1], 3.0}}) {
+      nlohmann::json values = nlohmann::json::array();
+      for (const auto& n : names) values.push_back(c->to_json()[n.get<std::string>()]);
+      o << nlohmann::json{{"configuration", values}, {"cost", cost}, {"valid", true}}.dump()
+        << "\n";
+    }
+    o << R"({"configuration":[1],"cost":0.5,"valid":true})"
+      << "\n";  // not named: passed over
+  }
+  auto named = tuning::best_of_log(dir / "compact.jsonl", 8);
+  REQUIRE(named.size() == 2);
+  CHECK(named[0].key() == pts[1].key());
+  CHECK(named[1].key() == pts[0].key());
 
   tuning::tune_options opt;
   opt.seconds = 0;
@@ -222,10 +240,9 @@ TEST_CASE("a new log starts from what earlier runs found: the parameter file, a 
   tuning::tune(mm, n, target, opt);
   // the same configuration (a tile of one step that is also the whole chunk is two points of the
   // space: t_sm_steps 1 and 0; the parameter file holds the configuration)
-  std::ifstream first(opt.log);
-  std::string line;
-  std::getline(first, line), std::getline(first, line);
-  const auto j = nlohmann::json::parse(line);
+  const auto records = atf::log_records(opt.log);
+  REQUIRE(!records.empty());
+  const auto& j = records.front();
   CHECK(tuning::to_config(atf::configuration::from_json(j["configuration"]), mm.ir(), n) ==
         tuning::to_config(pts[2], mm.ir(), n));
   fs::remove_all(dir);
@@ -294,13 +311,9 @@ TEST_CASE("points of the space that configure the same kernel are measured once"
   }
   tuning::tune(mm, n, target, opt);
   // the new log's valid evaluations, by the kernel they configure
-  std::ifstream in(opt.log);
-  std::string line;
-  std::getline(in, line);  // header
   std::map<std::string, int> evaluated;
   int valid = 0;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
+  for (const auto& j : atf::log_records(opt.log)) {
     if (!j.value("valid", false)) continue;
     ++valid;
     auto cfg = tuning::to_config(atf::configuration::from_json(j["configuration"]), mm.ir(), n);
