@@ -225,8 +225,9 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
 
   // Resume: read the whole log first; a bad log throws before anything is written.
   std::unique_ptr<log_writer> writer;
-  bool compact_log = true;  // format 3 records; a resumed log of format 2 stays format 2
-  std::vector<std::string> log_parameters = space.names();  // format 3's order: the header's
+  // format 3 records in this order (a resumed log's header's); none: a resumed format-2 log,
+  // which stays format 2
+  std::optional<std::vector<std::string>> log_parameters = space.names();
   std::optional<std::uint64_t> logged_seed;
   std::shared_ptr<const log_lock> lock = held_lock_;
   if (log_ && !lock) lock = std::make_shared<const log_lock>(*log_);
@@ -237,8 +238,10 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     if (exists) {
       upgrade_log(*log_, space);  // a format-1 log of this space: rewritten as format 2
       log_contents lc = read_log(*log_, space.hash());
-      compact_log = lc.header.value("atf_log", 0) >= 3;
-      if (compact_log) log_parameters = lc.header.at("parameters").get<std::vector<std::string>>();
+      if (lc.header.value("atf_log", 0) >= 3)
+        log_parameters = lc.header.at("parameters").get<std::vector<std::string>>();
+      else
+        log_parameters.reset();
       if (lc.header.contains("seed")) logged_seed = lc.header["seed"].get<std::uint64_t>();
       std::size_t line = 1;
       for (const auto& r : lc.records) {
@@ -358,7 +361,7 @@ inline tuning_result tuner::tune(const search_space& space, const evaluator& ev)
     record(e.config, p, e.valid, e.cost);
     ++res.measured;
     if (writer)
-      writer->append(log_record(e, st.elapsed_s, compact_log ? &log_parameters : nullptr));
+      writer->append(log_record(e, st.elapsed_s, log_parameters ? &*log_parameters : nullptr));
     if (on_eval_) on_eval_(e);
     show();
     return p;

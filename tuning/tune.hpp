@@ -218,23 +218,13 @@ inline std::optional<std::filesystem::path> set_aside_stale_log(
 inline std::vector<atf::configuration> best_of_log(const std::filesystem::path& log,
                                                    std::size_t k) {
   std::vector<std::pair<double, nlohmann::json>> valid;
-  std::ifstream in(log);
-  bool v1 = false;
-  nlohmann::json header;  // names format 3's configuration values
-  for (std::string line; std::getline(in, line);) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("atf_log")) v1 = j["atf_log"] == 1, header = j;
-    if (j.is_object() && j.contains("configuration") && j["configuration"].is_array()) try {
-        j["configuration"] = atf::named_configuration(header, j["configuration"]);
-      } catch (const atf::error&) {  // values the header does not name: not a start
-        continue;
-      }
-    if (v1 && j.is_object() && j.contains("configuration"))
+  const auto header = atf::log_header(log);
+  const bool v1 = header && header->value("atf_log", 0) == 1;
+  for (nlohmann::json& j : atf::log_records(log)) {  // named, whatever the format
+    if (v1)
       j["configuration"] =
           atf::detail::renamed_configuration(j["configuration"], upgraded_parameter_name);
-    if (j.is_discarded() || !j.is_object() || !j.value("valid", false) ||
-        !j.contains("configuration") || !j.contains("cost") || !j["cost"].is_number())
-      continue;
+    if (!j.value("valid", false) || !j.contains("cost") || !j["cost"].is_number()) continue;
     valid.emplace_back(j["cost"].get<double>(), j["configuration"]);
   }
   std::stable_sort(valid.begin(), valid.end(),
