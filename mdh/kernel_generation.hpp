@@ -40,6 +40,9 @@ namespace mdh {
 // 12: split TF32 (precision tf32x3) splits by integer arithmetic (the prelude's mdh_tf32_hi/_lo:
 //     lo = x - hi truncated to TF32) instead of two cvt.rna.tf32.f32, which sm_90 runs as
 //     sequences with a NaN test (2026-11-29).
-inline constexpr int kernel_generation = 12;
+// 13: a fused pair's second stage also takes the first stage's results (softmax's max and sum,
+//     layernorm's sums) from registers where every thread holds them after the combine, and
+//     then, using no shared memory, runs without a block barrier after the first (2026-11-29).
+inline constexpr int kernel_generation = 13;
 
 }  // namespace mdh

@@ -253,20 +253,29 @@ class c_printer {
               " stages; each block reads only what its own earlier stages wrote.");
     for (auto& l : d_.kernel_open(p_, k, params())) out_.line(l);
     if (p_.shared_bytes > 0) out_.line(d_.shared_pool(p_.shared_bytes));
-    for (const register_keep& k : p_.stages[0].keeps)
-      out_.line(d_.type(p_.stages[0].inputs[k.input].type) + " " + k.array + "[" +
-                detail::num(p_.stages[0].keep_slots) + "];  // " +
-                p_.stages[0].comp.inputs[k.input].name +
-                " as the first stage reads it, for the second (keep_in_registers)");
-    if (!p_.stages[0].keeps.empty()) {  // defined everywhere (PoCL, see print_main)
+    const kernel_plan& first = p_.stages[0];
+    auto kept_type = [&](const register_keep& k) {
+      return d_.type(k.result ? first.outputs[k.input].type : first.inputs[k.input].type);
+    };
+    for (const register_keep& k : first.keeps)
+      out_.line(kept_type(k) + " " + k.array + "[" + detail::num(first.keep_slots) + "];  // " +
+                (k.result ? ir::kernel_outputs(first.comp)[k.input].name +
+                                " as the first stage stores it"
+                          : first.comp.inputs[k.input].name + " as the first stage reads it") +
+                ", for the second (keep_in_registers)");
+    if (!first.keeps.empty()) {  // defined everywhere (PoCL, see print_main)
       pragma_unroll();
-      out_.line("for (int a = 0; a < " + detail::num(p_.stages[0].keep_slots) + "; ++a) {");
-      for (const register_keep& k : p_.stages[0].keeps)
-        out_.line(k.array + "[a] = (" + d_.type(p_.stages[0].inputs[k.input].type) + ")0;");
+      out_.line("for (int a = 0; a < " + detail::num(first.keep_slots) + "; ++a) {");
+      for (const register_keep& k : first.keeps)
+        out_.line(k.array + "[a] = (" + kept_type(k) + ")0;");
       out_.line("}");
     }
     for (std::size_t s = 0; s < p_.stages.size(); ++s) {
-      if (s > 0) {
+      if (s > 0 && !p_.stages[s].barrier_before) {
+        out_.line("// no barrier: stage " + std::to_string(s) + " reads stage " +
+                  std::to_string(s - 1) +
+                  "'s results from this thread's registers and uses no shared memory");
+      } else if (s > 0) {
         out_.line("// stage " + std::to_string(s - 1) +
                   "'s writes (and its use of shared memory) are done for the whole block");
         out_.line(d_.barrier_with_global());
@@ -1117,6 +1126,7 @@ class c_printer {
     if (p_.thread_combine_needed) print_thread_combine();
     if (!p_.scan_dims.empty()) print_scan(outer, carry_n);
     print_write(outer);
+    print_kept_results(outer);
     for (std::size_t j = 0; j < 2 * p_.scan_dims.size(); ++j) out_.line("}");
     for (std::size_t j = 0; j < 2 * p_.concat_dims.size(); ++j) out_.line("}");
     if (p_.blk_combine == block_combine_kind::last_block) print_last_block();
@@ -1189,8 +1199,8 @@ class c_printer {
       const std::string A = std::to_string(arg);
       const std::string T = d_.type(p_.inputs[rd.input].type);
       const register_keep* keep = keep_of(p_, rd.input);
-      if (keep && !keep->store) {  // the first stage read it into this thread's registers
-        out_.line("const " + T + " x" + A + " = " + keep->array + "[" + keep_slot() + "];");
+      if (keep && !keep->store) {  // the first stage read (or stored) it in this thread's registers
+        out_.line("const " + T + " x" + A + " = " + keep->array + "[" + keep_slot(keep) + "];");
         call += "x" + A + ", ";
         continue;
       }
@@ -1242,13 +1252,32 @@ class c_printer {
     register_loops_ = false;
   }
 
-  // The slot of the current element in the kept arrays (kernel_plan::keep_weight).
-  std::string keep_slot() const {
+  // Every thread stores the first stage's kept results (register_keep::result) as the outputs
+  // hold them, at the slots of its ++ dims: after the combine each thread of a group holds the
+  // total, not only the one that writes it.
+  void print_kept_results(const std::vector<std::size_t>& outer) {
+    bool any = false;
+    for (auto& k : p_.keeps) any = any || (k.store && k.result);
+    if (!any) return;
+    out_.line("// ---- keep: the results as stored, for the next stage (keep_in_registers)");
+    for (auto j : outer) open_loop("r" + std::to_string(j), p_.dims[j].t_rm, true, "");
+    const std::string ai = acc_index(outer);
+    for (auto& k : p_.keeps)
+      if (k.store && k.result)
+        out_.line(k.array + "[" + keep_slot(&k) + "] = " +
+                  stored(k.input, "acc" + std::to_string(k.input) + "[" + ai + "]") + ";");
+    for (std::size_t j = 0; j < outer.size(); ++j) out_.line("}");
+  }
+
+  // The slot of the current element in the kept arrays (kernel_plan::keep_weight); a kept result
+  // leaves out the dimensions its stage reduces.
+  std::string keep_slot(const register_keep* keep = nullptr) const {
     std::string s;
     for (std::size_t d = 0; d < p_.dims.size(); ++d) {
       const dim_plan& x = p_.dims[d];
       const std::int64_t w = p_.keep_weight.at(d);
       if (x.n_rm * x.t_rm == 1) continue;
+      if (keep && keep->result && keep->reduced.at(d)) continue;
       const std::string D = std::to_string(d);
       std::string slot = x.n_rm == 1   ? "r" + D
                          : x.t_rm == 1 ? "q" + D

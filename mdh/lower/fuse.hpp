@@ -154,6 +154,12 @@ inline std::array<kernel_plan, 2> lower_stages(const fused_config& cfg, const ir
 // both stages' reduction steps unrolled; each stage reads the input through one access, the same
 // one, and the second has no shared tile of it; at most 32 slots per thread (registers, not local
 // memory).
+// The first stage's results that the second reads are kept too, as the first stage stores them
+// (bf16: rounded), where every thread that reads one holds it after the combine: the
+// shared-memory tree and shuffles within one warp leave the total in every thread of the group.
+// Then, when the second stage reads no result from memory and uses no shared memory, no block
+// barrier separates the stages, and the second stage's own loads (layernorm's gamma and beta)
+// can start while the first still combines.
 inline void keep_in_registers(const ir::fused& f, kernel_plan& s1, kernel_plan& s2) {
   constexpr std::int64_t max_slots = 32;
   std::int64_t slots = 1;
@@ -189,12 +195,35 @@ inline void keep_in_registers(const ir::fused& f, kernel_plan& s1, kernel_plan& 
     // the second stage copies it to shared memory (and reads every slot there)
     if (tile_of(s2, k)) continue;
     const std::string array = "mdh_keep" + std::to_string(s1.keeps.size());
-    s1.keeps.push_back({src.index, array, true});
-    s2.keeps.push_back({k, array, false});
+    s1.keeps.push_back({src.index, array, true, false, {}});
+    s2.keeps.push_back({k, array, false, false, {}});
+  }
+  const bool every_thread_holds =
+      !(s1.thread_combine_needed && s1.thr_combine == thread_combine::warp_shuffle &&
+        s1.red_threads > s1.limits.warp_size);
+  if (every_thread_holds && !s1.comp.epilogue && s1.scan_dims.empty() && s1.partials.empty()) {
+    std::vector<bool> reduced(s1.dims.size());
+    for (std::size_t d = 0; d < reduced.size(); ++d) reduced[d] = f.first.is_reduction(d);
+    for (std::size_t k = 0; k < s2.inputs.size(); ++k) {
+      const ir::fused_source& src = f.second_inputs.at(k);
+      if (!src.from_first_output) continue;
+      const ir::buffer& out = f.first.outputs.at(src.index);
+      const input_read* r2 = single_read(s2, k);
+      if (out.accesses.size() != 1 || !r2 || tile_of(s2, k) ||
+          f.second.inputs[k].accesses[r2->access] != out.accesses[0])
+        continue;
+      const std::string array = "mdh_keep" + std::to_string(s1.keeps.size());
+      s1.keeps.push_back({src.index, array, true, true, reduced});
+      s2.keeps.push_back({k, array, false, true, reduced});
+    }
   }
   if (s1.keeps.empty()) return;
   for (auto* s : {&s1, &s2}) s->keep_slots = slots, s->keep_weight = weight;
   s2.unroll_concat_steps = true;
+  bool reads_results = false;
+  for (std::size_t k = 0; k < s2.inputs.size(); ++k)
+    if (f.second_inputs.at(k).from_first_output && !keep_of(s2, k)) reads_results = true;
+  s2.barrier_before = reads_results || s2.shared_bytes > 0;
 }
 
 // Checks both stages (each error prefixed with its stage) and the fusion rules; throws

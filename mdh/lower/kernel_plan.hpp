@@ -113,10 +113,15 @@ struct input_read {
 // register slots alike, so the first stores each element where it reads it, at slot
 // sum_d (q<d> * t_rm_d + r<d>) * weight_d of the thread's array `array`, and the second reads
 // it there.
+// A keep of a result (`result`): the first stage's output `input` as it stores it, kept by every
+// thread that holds it after the combine; the slot leaves out the dimensions the first stage
+// reduces (`reduced`), along which the result does not vary.
 struct register_keep {
-  std::size_t input = 0;  // the stage's input
+  std::size_t input = 0;  // the stage's input (the first stage's output, for a kept result)
   std::string array;      // declared by the fused kernel before its stages
   bool store = false;     // true: the first stage (stores what it reads); false: the second
+  bool result = false;    // a result of the first stage instead of one of its inputs
+  std::vector<bool> reduced;  // a kept result's slot: dimensions left out
   friend bool operator==(const register_keep&, const register_keep&) = default;
 };
 
@@ -219,6 +224,9 @@ struct kernel_plan {
   std::int64_t keep_slots = 0;
   std::vector<std::int64_t> keep_weight;
   bool unroll_concat_steps = false;
+  // A later stage of a fused plan: whether a block barrier comes before it (it reads a result of
+  // the earlier stage from memory, or uses the shared memory the earlier stage used).
+  bool barrier_before = true;
   std::vector<input_read> reads;     // the scalar function's arguments, in order
   bool vector_write = false;         // the write loop walks vector_groups[0] (vec)
   std::vector<output_write> writes;  // every access of every output, in order
@@ -293,7 +301,7 @@ inline const smem_tile* tile_of(const kernel_plan& p, std::size_t input) {
 // The keep of stage input `input`, or nullptr.
 inline const register_keep* keep_of(const kernel_plan& p, std::size_t input) {
   for (auto& k : p.keeps)
-    if (k.input == input) return &k;
+    if (k.input == input && !(k.store && k.result)) return &k;
   return nullptr;
 }
 
@@ -312,8 +320,13 @@ inline std::string to_string(const kernel_plan& p) {
     return os.str();
   }
   if (!p.stages.empty()) {
+    bool barriers = true;
+    for (std::size_t s = 1; s < p.stages.size(); ++s) barriers = barriers && p.stages[s].barrier_before;
     os << "fused plan " << p.name << ": one kernel running " << p.stages.size()
-       << " stages in order, a block barrier between them\n";
+       << " stages in order, "
+       << (barriers ? "a block barrier between them"
+                    : "no barrier between them (the second reads the first's results from registers)")
+       << "\n";
     for (auto& k : p.kernels)
       os << "kernel " << k.name << " grid(" << k.launch.grid[0] << "," << k.launch.grid[1] << ","
          << k.launch.grid[2] << ") block(" << k.launch.block[0] << "," << k.launch.block[1] << ","
@@ -402,7 +415,8 @@ inline std::string to_string(const kernel_plan& p) {
     const auto& r = p.reads[a];
     const register_keep* keep = keep_of(p, r.input);
     os << "         arg " << a << ": " << p.comp.inputs[r.input].name << " access " << r.access
-       << (keep && !keep->store  ? " from the first stage's registers (" + keep->array + ")"
+       << (keep && !keep->store  ? std::string(keep->result ? " (the first stage's result)" : "") +
+                                       " from the first stage's registers (" + keep->array + ")"
            : tile_of(p, r.input) ? std::string(" from its tile")
                                  : std::string(" from global memory"))
        << (keep && keep->store
@@ -441,6 +455,10 @@ inline std::string to_string(const kernel_plan& p) {
       os << "       " << ir::kernel_outputs(p.comp)[w.output].name << " access " << w.access << ": "
          << p.vector_groups[0].width * std::int64_t(size_of(p.outputs[w.output].type))
          << "-byte vector stores\n";
+  for (auto& k : p.keeps)
+    if (k.store && k.result)
+      os << "     keep: " << ir::kernel_outputs(p.comp)[k.input].name << " as stored, in "
+         << k.array << " (every thread of the combine), for the next stage\n";
   os << "\nthreads/block=" << p.threads << " blocks=" << p.blocks << " acc=" << p.acc_count
      << " red_threads=" << p.red_threads << " red_blocks=" << p.red_blocks
      << " shared=" << p.shared_bytes << " (tiles " << p.tiles_bytes << ", scratch "

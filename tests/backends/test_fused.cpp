@@ -51,6 +51,17 @@ bool barrier_between_stages(const std::string& src, const std::string& barrier) 
          b < s1;
 }
 
+// Whether the second stage of a fused plan needs the barrier before it: it reads a result of the
+// first stage from memory (not kept in registers) or uses shared memory.
+template <class F>
+bool second_reads_results_from_memory(const F& f, const lower::kernel_plan& plan) {
+  const auto& s2 = plan.stages.at(1);
+  bool from_memory = s2.shared_bytes > 0;
+  for (std::size_t k = 0; k < f.ir().second_inputs.size(); ++k)
+    if (f.ir().second_inputs[k].from_first_output && !lower::keep_of(s2, k)) from_memory = true;
+  return from_memory;
+}
+
 std::string error_of(auto&& f) {
   try {
     f();
@@ -270,8 +281,11 @@ int sweep_opencl(const F& f, const std::vector<std::int64_t>& sizes, int randoms
     auto plan = lower::lower(f.ir(), sizes, cfg, lim);
     auto src = opencl::emit(plan);
     // (PoCL runs a block's work items one after another between barriers, so a missing one
-    // would rarely show in the results)
-    CHECK(barrier_between_stages(src, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"));
+    // would rarely show in the results); none where the second stage reads every result of the
+    // first from registers and uses no shared memory (keep_in_registers)
+    CHECK(barrier_between_stages(src, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);") ==
+          plan.stages[1].barrier_before);
+    CHECK(plan.stages[1].barrier_before == second_reads_results_from_memory(f, plan));
     auto o = test::check_opencl(ctx(), plan, in, want, L, 2);
     CHECK_MESSAGE(o.mismatch.empty(), o.mismatch);
     ++n;
@@ -303,7 +317,8 @@ TEST_CASE("fused pairs keep the row the first stage read in registers for the se
     INFO(f.name());
     auto cfg = lower::default_config(f.ir(), sizes);
     auto plan = lower::lower(f.ir(), sizes, cfg, lim);
-    REQUIRE(plan.stages[1].keeps.size() == 1);
+    REQUIRE(plan.stages[1].keeps.size() == 3);  // X, then the two results (the next test)
+    CHECK_FALSE(plan.stages[0].keeps[0].result);
     CHECK(plan.stages[0].keeps[0].store);
     CHECK(plan.stages[0].keeps[0].input == 0);  // X
     CHECK_FALSE(plan.stages[1].keeps[0].store);
@@ -334,6 +349,49 @@ TEST_CASE("fused pairs keep the row the first stage read in registers for the se
   };
   CHECK(check_kept(softmax_pair(), {8, 128}, 4));  // the other mapping differs here
   check_kept(layernorm_pair(5), {64, 5}, 5);
+}
+
+// The first stage's results the second reads (softmax's M and S, layernorm's S and Q) are kept
+// too, as stored: every thread holds them after the shared-memory tree. The second stage then
+// reads nothing the first wrote from memory and uses no shared memory: no barrier between them.
+TEST_CASE("fused pairs keep the first stage's results in registers, without a barrier") {
+  auto lim = ctx().limits();
+  lim.name = "pocl-cpu";
+  auto check_results_kept = [&](const auto& f, const std::vector<std::int64_t>& sizes) {
+    INFO(f.name());
+    auto cfg = lower::default_config(f.ir(), sizes);
+    auto plan = lower::lower(f.ir(), sizes, cfg, lim);
+    REQUIRE(plan.stages[0].keeps.size() == 3);
+    for (std::size_t k = 1; k < 3; ++k) {
+      const auto &a = plan.stages[0].keeps[k], &b = plan.stages[1].keeps[k];
+      CHECK(a.result);
+      CHECK(a.store);
+      CHECK(a.input == k - 1);  // the first stage's outputs 0 and 1
+      CHECK(b.result);
+      CHECK_FALSE(b.store);
+      CHECK(f.ir().second_inputs.at(b.input).from_first_output);
+      CHECK(a.reduced == std::vector<bool>{false, true});  // the slot leaves out the row
+    }
+    CHECK_FALSE(plan.stages[1].barrier_before);
+    const std::string dump = lower::to_string(plan);
+    CHECK(dump.find("no barrier between them") != std::string::npos);
+    CHECK(dump.find("(the first stage's result) from the first stage's registers (mdh_keep1)") !=
+          std::string::npos);
+    const std::string src = opencl::emit(plan);
+    const auto second = src.find("{  // ---- stage ", src.find("{  // ---- stage ") + 1);
+    REQUIRE(second != std::string::npos);
+    CHECK(src.find("mdh_keep1[0] = ") < second);  // stored after the first stage's write
+    CHECK(src.find("out0[", second) == std::string::npos);  // not read back from memory
+    CHECK(src.find("out1[", second) == std::string::npos);
+    CHECK(src.find("= mdh_keep1[0];", second) != std::string::npos);
+    CHECK(src.find("barrier(", src.find("// no barrier: stage 1")) > second);
+    std::vector<test::host_buffer> in, want;
+    make_data(f, sizes, 22, in, want);
+    auto o = test::check_opencl(ctx(), plan, in, want, test::reduction_length(f.ir().first, sizes));
+    CHECK_MESSAGE(o.mismatch.empty(), o.mismatch);
+  };
+  check_results_kept(softmax_pair(), {8, 128});
+  check_results_kept(layernorm_pair(5), {64, 5});
 }
 
 TEST_CASE("tuning a fused pair on OpenCL writes a usable parameter file") {
@@ -382,7 +440,8 @@ TEST_CASE("fused kernels compile with NVRTC for sm_90") {
       auto src = cuda::emit(plan);
       // one kernel: the stages are blocks of its body
       CHECK(src.find("__global__") == src.rfind("__global__"));
-      CHECK(barrier_between_stages(src, "__syncthreads();"));
+      CHECK(barrier_between_stages(src, "__syncthreads();") == plan.stages[1].barrier_before);
+      CHECK(plan.stages[1].barrier_before == second_reads_results_from_memory(f, plan));
       // the first stage's outputs that the second reads are not restrict (see the next test)
       for (auto& s : f.ir().second_inputs)
         if (s.from_first_output)
@@ -434,6 +493,41 @@ TEST_CASE("fused bf16 layernorm keeps its row in registers (PTX)") {
   CHECK(after == 3 * 2 + 2);  // gamma and beta per rm step (4 elements each), S and Q
 }
 
+// The same layernorm with a warp-shuffle combine over the 32 threads of each row: every lane holds
+// S and Q after the shuffles, the second stage takes them (and X) from registers, and the kernel
+// has no barrier at all: the loads of gamma and beta need not wait for the first stage.
+TEST_CASE("fused bf16 layernorm with a warp-shuffle combine has no barrier (PTX)") {
+  auto f = fuse("layernorm", ops::layernorm_stats<bf16>(), ops::layernorm_normalize<bf16>(768));
+  const std::vector<std::int64_t> sizes{2048, 768};
+  const std::string common =
+      "blk_0=128 blk_1=1 blk_combine=1 blk_map_0=0 blk_map_1=0 prefetch=0 strided_0=1 strided_1=0 "
+      "t_rm_0=1 t_rm_1=4 t_sm_0=32 t_sm_1=768 thr_0=16 thr_1=32 thr_map_0=0 thr_map_1=0 ";
+  lower::fused_config cfg{
+      lower::config_from_string(
+          common + "cache_0=0 pad_0=0 thr_combine=1 transpose_0=0 vec=1 vec_pw=4", f.ir().first),
+      lower::config_from_string(
+          common + "cache_0=0 cache_1=0 cache_2=0 cache_3=0 cache_4=0 pad_0=0 pad_1=0 pad_2=0 "
+                   "pad_3=0 pad_4=0 thr_combine=0 transpose_0=0 transpose_1=0 transpose_2=0 "
+                   "transpose_3=0 transpose_4=0 vec=4",
+          f.ir().second)};
+  auto plan = lower::lower(f.ir(), sizes, cfg, lower::h200_limits());
+  REQUIRE(plan.stages[1].keeps.size() == 3);  // X, S, Q
+  CHECK_FALSE(plan.stages[1].barrier_before);
+  const std::string src = cuda::emit(plan);
+  CHECK(src.find("__syncthreads();") == std::string::npos);
+  CHECK(src.find("mdh_keep1[0] = mdh_float_to_bf16(acc0[r0]);") != std::string::npos);
+  auto mod = cuda::compile_uncached(src, plan.name, "compute_90");
+  REQUIRE(!mod.ptx.empty());
+  CHECK(mod.ptx.find(".local") == std::string::npos);
+  CHECK(mod.ptx.find("bar.sync") == std::string::npos);
+  // X (six 8-byte loads per thread), gamma and beta (six each); S and Q are not read back
+  int loads = 0;
+  for (auto at = mod.ptx.find("ld.global."); at != std::string::npos;
+       at = mod.ptx.find("ld.global.", at + 1))
+    ++loads;
+  CHECK(loads == 6 + 2 * 6);
+}
+
 // Found on the H200: with the statistics M and S declared `__restrict__`, NVRTC hoisted the
 // second stage's loads of them above the block barrier, so threads that had not written them
 // read stale values (NaN in Y). A warp-shuffle combine keeps the first stage free of barriers:
@@ -446,14 +540,17 @@ TEST_CASE("fused softmax: the second stage loads the statistics after the barrie
       "blk_0=3072 blk_1=1 blk_combine=1 blk_map_0=0 blk_map_1=0 cache_0=0 pad_0=0 prefetch=0 "
       "strided_0=0 strided_1=1 t_rm_0=1 t_rm_1=4 t_sm_0=8 t_sm_1=128 thr_0=8 thr_1=32 "
       "thr_combine=1 thr_map_0=1 thr_map_1=0 transpose_0=0 vec=1";
+  // (the second stage walks its rows blocked, the first strided: nothing is kept in registers)
   const std::string second =
       "blk_0=3072 blk_1=1 blk_combine=1 blk_map_0=0 blk_map_1=0 cache_0=0 cache_1=0 cache_2=0 "
-      "pad_0=0 pad_1=0 pad_2=0 prefetch=0 strided_0=0 strided_1=1 t_rm_0=1 t_rm_1=4 t_sm_0=8 "
+      "pad_0=0 pad_1=0 pad_2=0 prefetch=0 strided_0=0 strided_1=0 t_rm_0=1 t_rm_1=4 t_sm_0=8 "
       "t_sm_1=128 thr_0=8 thr_1=32 thr_combine=0 thr_map_0=1 thr_map_1=0 transpose_0=0 "
       "transpose_1=0 transpose_2=0 vec=1";
   lower::fused_config cfg{lower::config_from_string(first, f.ir().first),
                           lower::config_from_string(second, f.ir().second)};
   auto plan = lower::lower(f.ir(), sizes, cfg, lower::h200_limits());
+  REQUIRE(plan.stages[1].keeps.empty());
+  REQUIRE(plan.stages[1].barrier_before);
   auto mod = cuda::compile_uncached(cuda::emit(plan), plan.name, "compute_90");
   REQUIRE(!mod.ptx.empty());
   const auto bar = mod.ptx.find("bar.sync");
