@@ -258,11 +258,11 @@ class c_printer {
       return d_.type(k.result ? first.outputs[k.input].type : first.inputs[k.input].type);
     };
     for (const register_keep& k : first.keeps)
-      out_.line(kept_type(k) + " " + k.array + "[" + detail::num(first.keep_slots) + "];  // " +
-                (k.result ? ir::kernel_outputs(first.comp)[k.input].name +
-                                " as the first stage stores it"
-                          : first.comp.inputs[k.input].name + " as the first stage reads it") +
-                ", for the second (keep_in_registers)");
+      out_.line(
+          kept_type(k) + " " + k.array + "[" + detail::num(first.keep_slots) + "];  // " +
+          (k.result ? ir::kernel_outputs(first.comp)[k.input].name + " as the first stage stores it"
+                    : first.comp.inputs[k.input].name + " as the first stage reads it") +
+          ", for the second (keep_in_registers)");
     if (!first.keeps.empty()) {  // defined everywhere (PoCL, see print_main)
       pragma_unroll();
       out_.line("for (int a = 0; a < " + detail::num(first.keep_slots) + "; ++a) {");
@@ -1264,8 +1264,8 @@ class c_printer {
     const std::string ai = acc_index(outer);
     for (auto& k : p_.keeps)
       if (k.store && k.result)
-        out_.line(k.array + "[" + keep_slot(&k) + "] = " +
-                  stored(k.input, "acc" + std::to_string(k.input) + "[" + ai + "]") + ";");
+        out_.line(k.array + "[" + keep_slot(&k) +
+                  "] = " + stored(k.input, "acc" + std::to_string(k.input) + "[" + ai + "]") + ";");
     for (std::size_t j = 0; j < outer.size(); ++j) out_.line("}");
   }
 

@@ -117,10 +117,10 @@ struct input_read {
 // thread that holds it after the combine; the slot leaves out the dimensions the first stage
 // reduces (`reduced`), along which the result does not vary.
 struct register_keep {
-  std::size_t input = 0;  // the stage's input (the first stage's output, for a kept result)
-  std::string array;      // declared by the fused kernel before its stages
-  bool store = false;     // true: the first stage (stores what it reads); false: the second
-  bool result = false;    // a result of the first stage instead of one of its inputs
+  std::size_t input = 0;      // the stage's input (the first stage's output, for a kept result)
+  std::string array;          // declared by the fused kernel before its stages
+  bool store = false;         // true: the first stage (stores what it reads); false: the second
+  bool result = false;        // a result of the first stage instead of one of its inputs
   std::vector<bool> reduced;  // a kept result's slot: dimensions left out
   friend bool operator==(const register_keep&, const register_keep&) = default;
 };
@@ -321,11 +321,13 @@ inline std::string to_string(const kernel_plan& p) {
   }
   if (!p.stages.empty()) {
     bool barriers = true;
-    for (std::size_t s = 1; s < p.stages.size(); ++s) barriers = barriers && p.stages[s].barrier_before;
+    for (std::size_t s = 1; s < p.stages.size(); ++s)
+      barriers = barriers && p.stages[s].barrier_before;
     os << "fused plan " << p.name << ": one kernel running " << p.stages.size()
        << " stages in order, "
-       << (barriers ? "a block barrier between them"
-                    : "no barrier between them (the second reads the first's results from registers)")
+       << (barriers
+               ? "a block barrier between them"
+               : "no barrier between them (the second reads the first's results from registers)")
        << "\n";
     for (auto& k : p.kernels)
       os << "kernel " << k.name << " grid(" << k.launch.grid[0] << "," << k.launch.grid[1] << ","
@@ -415,8 +417,8 @@ inline std::string to_string(const kernel_plan& p) {
     const auto& r = p.reads[a];
     const register_keep* keep = keep_of(p, r.input);
     os << "         arg " << a << ": " << p.comp.inputs[r.input].name << " access " << r.access
-       << (keep && !keep->store  ? std::string(keep->result ? " (the first stage's result)" : "") +
-                                       " from the first stage's registers (" + keep->array + ")"
+       << (keep && !keep->store ? std::string(keep->result ? " (the first stage's result)" : "") +
+                                      " from the first stage's registers (" + keep->array + ")"
            : tile_of(p, r.input) ? std::string(" from its tile")
                                  : std::string(" from global memory"))
        << (keep && keep->store

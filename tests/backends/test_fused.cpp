@@ -380,7 +380,7 @@ TEST_CASE("fused pairs keep the first stage's results in registers, without a ba
     const std::string src = opencl::emit(plan);
     const auto second = src.find("{  // ---- stage ", src.find("{  // ---- stage ") + 1);
     REQUIRE(second != std::string::npos);
-    CHECK(src.find("mdh_keep1[0] = ") < second);  // stored after the first stage's write
+    CHECK(src.find("mdh_keep1[0] = ") < second);            // stored after the first stage's write
     CHECK(src.find("out0[", second) == std::string::npos);  // not read back from memory
     CHECK(src.find("out1[", second) == std::string::npos);
     CHECK(src.find("= mdh_keep1[0];", second) != std::string::npos);
