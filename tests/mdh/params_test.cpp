@@ -68,6 +68,37 @@ TEST_CASE("parameter files round-trip and are found for their workload and devic
                        doctest::Contains("mistyped.json' does not exist"), mdh::error);
 }
 
+// Found on the H200: the BERT layer's softmax file (tuned with its input in L2, 10.1 us) was
+// taken for the stand-alone softmax over the stand-alone file (measured cold, 11.3 us), and ran
+// 13.4 us cold against the other's 11.5.
+TEST_CASE("a folder's record measured cold is taken before a cheaper one measured warm") {
+  auto mm = matmul();
+  auto w = tuning::workload::of(mm.ir(), {64, 64, 64});
+  tuning::device_id h200{"cuda", "NVIDIA H200", "9.0"};
+  auto dir = fresh_dir("warm");
+  tuning::parameter_record warm{w, h200, {{"blk_0", 8}}, 5.0, "us", {{"warm_inputs", {0}}}};
+  tuning::write_parameter_file(dir / "a_layer" / tuning::file_name(w), warm);
+  CHECK(tuning::measured_warm(warm));
+  // only the warm record: it is the one
+  auto only = tuning::find_parameters(dir, w, h200);
+  REQUIRE(only.has_value());
+  CHECK(only->cost == 5.0);
+  // a cold record beside it: taken although its cost is higher
+  tuning::parameter_record cold{w,   h200, {{"blk_0", 4}},
+                                7.0, "us", {{"warm_inputs", nlohmann::json::array()}}};
+  CHECK_FALSE(tuning::measured_warm(cold));
+  tuning::write_parameter_file(dir / tuning::file_name(w), cold);
+  auto found = tuning::find_parameters(dir, w, h200);
+  REQUIRE(found.has_value());
+  CHECK(found->cost == 7.0);
+  CHECK(found->configuration == cold.configuration);
+  // among cold records, the cheapest
+  cold.cost = 6.0;
+  cold.configuration = {{"blk_0", 2}};
+  tuning::write_parameter_file(dir / "b.json", cold);
+  CHECK(tuning::find_parameters(dir, w, h200)->cost == 6.0);
+}
+
 TEST_CASE("a corrupt file named for the workload in a folder is reported, other JSON is not") {
   auto dir = fresh_dir("corrupt_in_folder");
   auto mm = matmul();
