@@ -458,24 +458,36 @@ TEST_CASE("fused kernels compile with NVRTC for sm_90") {
   CHECK(n == 28);
 }
 
-// The BERT layer's bf16 layernorm as first tuned on the H200 (2026-11-28): 12 slots
-// of X per thread kept between the stages, in registers (no local memory in the PTX), and X
-// read once: the second stage's only loads from global are gamma, beta and the statistics.
-TEST_CASE("fused bf16 layernorm keeps its row in registers (PTX)") {
+// The BERT layer's bf16 layernorm at 2048x768 as first tuned on the H200 (2026-11-28): 128
+// blocks of 16 rows, `thr_1` threads per row combining by warp shuffles, the first stage reading
+// `vec_pw` elements of X at a time.
+namespace {
+lower::kernel_plan bf16_layernorm_plan(int thr_1, int vec_pw) {
   auto f = fuse("layernorm", ops::layernorm_stats<bf16>(), ops::layernorm_normalize<bf16>(768));
-  const std::vector<std::int64_t> sizes{2048, 768};
   const std::string common =
       "blk_0=128 blk_1=1 blk_combine=1 blk_map_0=0 blk_map_1=0 prefetch=0 strided_0=1 strided_1=0 "
-      "t_rm_0=1 t_rm_1=4 t_sm_0=32 t_sm_1=768 thr_0=16 thr_1=64 thr_map_0=0 thr_map_1=0 ";
+      "t_rm_0=1 t_rm_1=4 t_sm_0=32 t_sm_1=768 thr_0=16 thr_1=" +
+      std::to_string(thr_1) + " thr_map_0=0 thr_map_1=0 ";
   lower::fused_config cfg{
-      lower::config_from_string(
-          common + "cache_0=0 pad_0=0 thr_combine=1 transpose_0=0 vec=1 vec_pw=2", f.ir().first),
+      lower::config_from_string(common +
+                                    "cache_0=0 pad_0=0 thr_combine=1 transpose_0=0 vec=1 vec_pw=" +
+                                    std::to_string(vec_pw),
+                                f.ir().first),
       lower::config_from_string(
           common + "cache_0=0 cache_1=0 cache_2=0 cache_3=0 cache_4=0 pad_0=0 pad_1=0 pad_2=0 "
                    "pad_3=0 pad_4=0 thr_combine=0 transpose_0=0 transpose_1=0 transpose_2=0 "
                    "transpose_3=0 transpose_4=0 vec=4",
           f.ir().second)};
-  auto plan = lower::lower(f.ir(), sizes, cfg, lower::h200_limits());
+  return lower::lower(f.ir(), {2048, 768}, cfg, lower::h200_limits());
+}
+}  // namespace
+
+// The BERT layer's bf16 layernorm as first tuned on the H200 (2026-11-28): 12 slots
+// of X per thread kept between the stages, in registers (no local memory in the PTX), and X
+// read once: the second stage's only loads from global are gamma, beta and the statistics (64
+// threads a row: after the shuffles only the first warp holds the sums, so they are not kept).
+TEST_CASE("fused bf16 layernorm keeps its row in registers (PTX)") {
+  auto plan = bf16_layernorm_plan(64, 2);
   REQUIRE(plan.stages[1].keeps.size() == 1);
   CHECK(plan.stages[0].keep_slots == 12);  // 3 rm steps of 4 slots along the row
   const std::string src = cuda::emit(plan);
@@ -497,20 +509,7 @@ TEST_CASE("fused bf16 layernorm keeps its row in registers (PTX)") {
 // S and Q after the shuffles, the second stage takes them (and X) from registers, and the kernel
 // has no barrier at all: the loads of gamma and beta need not wait for the first stage.
 TEST_CASE("fused bf16 layernorm with a warp-shuffle combine has no barrier (PTX)") {
-  auto f = fuse("layernorm", ops::layernorm_stats<bf16>(), ops::layernorm_normalize<bf16>(768));
-  const std::vector<std::int64_t> sizes{2048, 768};
-  const std::string common =
-      "blk_0=128 blk_1=1 blk_combine=1 blk_map_0=0 blk_map_1=0 prefetch=0 strided_0=1 strided_1=0 "
-      "t_rm_0=1 t_rm_1=4 t_sm_0=32 t_sm_1=768 thr_0=16 thr_1=32 thr_map_0=0 thr_map_1=0 ";
-  lower::fused_config cfg{
-      lower::config_from_string(
-          common + "cache_0=0 pad_0=0 thr_combine=1 transpose_0=0 vec=1 vec_pw=4", f.ir().first),
-      lower::config_from_string(
-          common + "cache_0=0 cache_1=0 cache_2=0 cache_3=0 cache_4=0 pad_0=0 pad_1=0 pad_2=0 "
-                   "pad_3=0 pad_4=0 thr_combine=0 transpose_0=0 transpose_1=0 transpose_2=0 "
-                   "transpose_3=0 transpose_4=0 vec=4",
-          f.ir().second)};
-  auto plan = lower::lower(f.ir(), sizes, cfg, lower::h200_limits());
+  auto plan = bf16_layernorm_plan(32, 4);
   REQUIRE(plan.stages[1].keeps.size() == 3);  // X, S, Q
   CHECK_FALSE(plan.stages[1].barrier_before);
   const std::string src = cuda::emit(plan);
