@@ -39,7 +39,8 @@ struct stage_plan {
   std::string origin;
 };
 
-// The layer with element type T: every tensor of ops::bert_layer_tensors on the device (zero),
+// The layer with element type T: every tensor of ops::bert_layer_tensors on the device (zero;
+// the row statistics in compute_type_t<T>, the others in T),
 // and the stages in order, stage k's kernel = plan_of(stage, computation).plan; the weight
 // products at precision `products` (ops::for_each_bert_stage).
 template <class T, class Backend, class PlanOf>
@@ -49,7 +50,8 @@ kernel_sequence<Backend> load_bert_layer(Backend backend, const ops::bert_shape&
                                          ir::precision products = ir::precision::ieee) {
   kernel_sequence<Backend> seq(std::move(backend));
   for (auto& t : ops::bert_layer_tensors(s, form))
-    seq.add_tensor(t.name, scalar_type_of<T>(), t.shape);
+    seq.add_tensor(t.name, t.statistic ? scalar_type_of<compute_type_t<T>>() : scalar_type_of<T>(),
+                   t.shape);
   ops::for_each_bert_stage<T>(
       s,
       [&](const ops::bert_stage& st, const auto& comp) {

@@ -121,12 +121,14 @@ inline const char* to_string(attention_form f) {
   return f == attention_form::one_kernel ? "one kernel" : "three kernels";
 }
 
-// A tensor of the layer: name, shape as the layer holds it, and whether the
-// caller provides it (input or weight) or a stage writes it.
+// A tensor of the layer: name, shape as the layer holds it, whether the caller provides it
+// (input or weight) or a stage writes it, and whether it holds row statistics (layernorm's sums,
+// softmax's max and sum), which are stored in the compute type: float in a 16-bit layer.
 struct bert_tensor {
   std::string name;
   shape_t shape;
   bool given = false;
+  bool statistic = false;
 };
 
 // The layer's tensors: the input X, the padding mask, the weights, then every stage's outputs
@@ -136,21 +138,37 @@ inline std::vector<bert_tensor> bert_layer_tensors(
   s.check();
   const std::int64_t T = s.tokens(), N = s.hidden, F = s.ffn, B = s.batch, S = s.seq, H = s.heads;
   std::vector<bert_tensor> t{
-      {"X", {T, N}, true},     {"mask", {B, S}, true},  {"Wqkv", {N, 3 * N}, true},
-      {"bqkv", {3 * N}, true}, {"Wo", {N, N}, true},    {"bo", {N}, true},
-      {"gamma1", {N}, true},   {"beta1", {N}, true},    {"W1", {N, F}, true},
-      {"b1", {F}, true},       {"W2", {F, N}, true},    {"b2", {N}, true},
-      {"gamma2", {N}, true},   {"beta2", {N}, true},    {"QKV", {T, 3 * N}, false},
-      {"ctx", {T, N}, false},  {"attn", {T, N}, false}, {"ln1_sum", {T}, false},
-      {"ln1_sq", {T}, false},  {"H1", {T, N}, false},   {"F1", {T, F}, false},
-      {"F2", {T, N}, false},   {"ln2_sum", {T}, false}, {"ln2_sq", {T}, false},
-      {"Y", {T, N}, false},
+      {"X", {T, N}, true},
+      {"mask", {B, S}, true},
+      {"Wqkv", {N, 3 * N}, true},
+      {"bqkv", {3 * N}, true},
+      {"Wo", {N, N}, true},
+      {"bo", {N}, true},
+      {"gamma1", {N}, true},
+      {"beta1", {N}, true},
+      {"W1", {N, F}, true},
+      {"b1", {F}, true},
+      {"W2", {F, N}, true},
+      {"b2", {N}, true},
+      {"gamma2", {N}, true},
+      {"beta2", {N}, true},
+      {"QKV", {T, 3 * N}},
+      {"ctx", {T, N}},
+      {"attn", {T, N}},
+      {"ln1_sum", {T}, false, true},
+      {"ln1_sq", {T}, false, true},
+      {"H1", {T, N}},
+      {"F1", {T, F}},
+      {"F2", {T, N}},
+      {"ln2_sum", {T}, false, true},
+      {"ln2_sq", {T}, false, true},
+      {"Y", {T, N}},
   };
   if (form == attention_form::three_kernels)
-    t.insert(t.end(), {{"scores", {B, H, S, S}, false},
-                       {"max", {B * H * S}, false},
-                       {"sum", {B * H * S}, false},
-                       {"P", {B, H, S, S}, false}});
+    t.insert(t.end(), {{"scores", {B, H, S, S}},
+                       {"max", {B * H * S}, false, true},
+                       {"sum", {B * H * S}, false, true},
+                       {"P", {B, H, S, S}}});
   return t;
 }
 

@@ -14,13 +14,16 @@ namespace mdh::ops {
 
 // LayerNorm step 1, the row statistics in one pass: S(r) = sum_c X(r,c) and
 // Q(r) = sum_c X(r,c)^2 (pw(add) on both components). Sizes (r, c), e.g. (2048, 768).
+// S and Q are stored in the compute type (float for bf16/f16 X): rounded to 8 bits, the
+// variance Q/cols - mean^2 would lose all its digits once the mean exceeds the spread.
 template <class T = float>
 auto layernorm_stats() {
   static_assert(
       std::is_floating_point_v<T> || is_float16_v<T>,
       "mdh::ops::layernorm_stats<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
+  using V = compute_type_t<T>;
   auto [r, c] = indices<2>();
-  return computation("layernorm_stats", out_view(out<T, "S">(r), out<T, "Q">(r)),
+  return computation("layernorm_stats", out_view(out<V, "S">(r), out<V, "Q">(r)),
                      md_hom([](auto x) { return std::make_tuple(x, x * x); }, cc, pw(add)),
                      inp_view(in<T, "X">(r, c)))
       .with_dim_names({"r", "c"});
@@ -29,7 +32,8 @@ auto layernorm_stats() {
 // LayerNorm step 2, the normalising map over rows of `cols` elements:
 //   mean = S(r)/cols, var = max(Q(r)/cols - mean^2, 0),
 //   Y(r,c) = (X(r,c) - mean) / sqrt(var + eps) * gamma(c) + beta(c).
-// `cols` must equal the c size of both steps (BERT: 768, eps 1e-12). Sizes (r, c).
+// S and Q in the compute type, as layernorm_stats writes them. `cols` must equal the c size of both
+// steps (BERT: 768, eps 1e-12). Sizes (r, c).
 template <class T = float>
 auto layernorm_normalize(std::int64_t cols, compute_type_t<T> eps = compute_type_t<T>(1e-12)) {
   static_assert(
@@ -47,7 +51,7 @@ auto layernorm_normalize(std::int64_t cols, compute_type_t<T> eps = compute_type
                            return (x - mean) / mdh::sqrt(var + eps) * g + b;
                          },
                          cc, cc),
-                     inp_view(in<T, "X">(r, c), in<T, "S">(r), in<T, "Q">(r), in<T, "gamma">(c),
+                     inp_view(in<T, "X">(r, c), in<V, "S">(r), in<V, "Q">(r), in<T, "gamma">(c),
                               in<T, "beta">(c)))
       .with_dim_names({"r", "c"});
 }

@@ -31,29 +31,33 @@ inline auto max_sum() {
 
 // Softmax step 1, the row statistics in one pass: M(r) = max_c X(r,c) and
 // S(r) = sum_c exp(X(r,c) - M(r)). Sizes (r, c); a [16,12,128,128] tensor is (16*12*128, 128).
+// M and S are stored in the compute type (float for bf16/f16 X): a max rounded to 8 bits would
+// scale a row's every output by exp(rounding error), 2 % for scores near 10.
 template <class T = float>
 auto softmax_stats() {
   static_assert(
       std::is_floating_point_v<T> || is_float16_v<T>,
       "mdh::ops::softmax_stats<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
+  using V = compute_type_t<T>;
   auto [r, c] = indices<2>();
-  return computation("softmax_stats", out_view(out<T, "M">(r), out<T, "S">(r)),
-                     md_hom([](auto x) { return std::make_tuple(x, compute_type_t<T>(1)); }, cc,
-                            pw(max_sum())),
+  return computation("softmax_stats", out_view(out<V, "M">(r), out<V, "S">(r)),
+                     md_hom([](auto x) { return std::make_tuple(x, V(1)); }, cc, pw(max_sum())),
                      inp_view(in<T, "X">(r, c)))
       .with_dim_names({"r", "c"});
 }
 
-// Softmax step 2, the normalising map: Y(r,c) = exp(X(r,c) - M(r)) / S(r). Sizes (r, c).
+// Softmax step 2, the normalising map: Y(r,c) = exp(X(r,c) - M(r)) / S(r), M and S in the
+// compute type (softmax_stats). Sizes (r, c).
 template <class T = float>
 auto softmax_normalize() {
   static_assert(
       std::is_floating_point_v<T> || is_float16_v<T>,
       "mdh::ops::softmax_normalize<T>() requires 'T' to be float, double, mdh::bf16 or mdh::f16");
+  using V = compute_type_t<T>;
   auto [r, c] = indices<2>();
   return computation("softmax_normalize", out_view(out<T, "Y">(r, c)),
                      md_hom([](auto x, auto m, auto s) { return mdh::exp(x - m) / s; }, cc, cc),
-                     inp_view(in<T, "X">(r, c), in<T, "M">(r), in<T, "S">(r)))
+                     inp_view(in<T, "X">(r, c), in<V, "M">(r), in<V, "S">(r)))
       .with_dim_names({"r", "c"});
 }
 

@@ -4,6 +4,8 @@
 // reference of both computations run one after the other.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
 #include <string>
@@ -394,6 +396,94 @@ TEST_CASE("fused pairs keep the first stage's results in registers, without a ba
   check_results_kept(layernorm_pair(5), {64, 5});
 }
 
+// 16-bit rows far from zero, against the exact math on the same rounded inputs. The statistics
+// are stored in float (layernorm_stats, softmax_stats), so each output carries one bf16 rounding
+// (u = 2^-8 relative) plus float-sized errors. Stored in bf16 (before 2026-11-29), layernorm's
+// Q/cols - mean^2 lost all its digits on these rows (mean 8, spread 1: Q rounds to steps of 256
+// in 49,000; the variance came out 0 and the outputs 6e7 times the bound), and softmax's sum,
+// rounded once more, added a second rounding to each output of its row (1.46 times the bound).
+TEST_CASE("16-bit layernorm and softmax of rows far from zero: one rounding of the output") {
+  auto lim = ctx().limits();
+  lim.name = "pocl-cpu";
+  const double u = std::ldexp(1.0, -8);  // bf16's unit roundoff
+  std::mt19937_64 rng(31);
+  // every drawn configuration (default first): some keep the statistics in registers, some
+  // read them back from memory; all must meet the same bound
+  auto configs = [&](const auto& f, const std::vector<std::int64_t>& sizes) {
+    std::vector<lower::fused_config> c{lower::default_config(f.ir(), sizes)};
+    for (int k = 0; k < 3; ++k)
+      c.push_back(lower::random_config(f.ir(), sizes, lim, rng, {64, 2000}));
+    return c;
+  };
+  auto run = [&](const auto& f, const std::vector<std::int64_t>& sizes,
+                 const lower::fused_config& cfg, std::vector<test::host_buffer>& in) {
+    auto plan = lower::lower(f.ir(), sizes, cfg, lim);
+    std::vector<test::host_buffer> out;
+    for (auto& b : f.ir().outputs) out.emplace_back(b.type, f.shape(b.name, sizes));
+    std::vector<buffer_ref> ir, orf;
+    for (auto& b : in) ir.push_back(b);
+    for (auto& b : out) orf.push_back(b);
+    opencl::program(ctx(), plan).run(ir, orf);
+    return out.back();  // Y
+  };
+  SUBCASE("layernorm, rows of mean 8") {
+    const std::int64_t R = 48, C = 768;
+    auto f = fuse("layernorm", ops::layernorm_stats<bf16>(), ops::layernorm_normalize<bf16>(C));
+    CHECK(f.ir().first.outputs[0].type == scalar_type::f32);  // S and Q
+    std::vector<test::host_buffer> in;                        // X, gamma, beta
+    in.emplace_back(scalar_type::bf16, shape_t{R, C});
+    in.emplace_back(scalar_type::bf16, shape_t{C});
+    in.emplace_back(scalar_type::bf16, shape_t{C});
+    std::uniform_real_distribution<double> d(-1, 1);
+    for (std::int64_t k = 0; k < R * C; ++k) in[0].set(k, 8 + d(rng));
+    for (std::int64_t c = 0; c < C; ++c) in[1].set(c, 1 + d(rng) / 2), in[2].set(c, d(rng) / 2);
+    for (auto& cfg : configs(f, {R, C})) {
+      INFO(lower::to_string(cfg));
+      const auto y = run(f, {R, C}, cfg, in);
+      double worst = 0;  // error / bound
+      for (std::int64_t r = 0; r < R; ++r) {
+        double mean = 0, var = 0;
+        for (std::int64_t c = 0; c < C; ++c) mean += in[0].get(r * C + c) / double(C);
+        for (std::int64_t c = 0; c < C; ++c)
+          var += (in[0].get(r * C + c) - mean) * (in[0].get(r * C + c) - mean) / double(C);
+        for (std::int64_t c = 0; c < C; ++c) {
+          const double want =
+              (in[0].get(r * C + c) - mean) / std::sqrt(var + 1e-12) * in[1].get(c) + in[2].get(c);
+          worst =
+              std::max(worst, std::abs(y.get(r * C + c) - want) / (2 * u * (std::abs(want) + 1)));
+        }
+      }
+      MESSAGE("layernorm: worst error ", worst, " of the bound 2u(|y| + 1)");
+      CHECK(worst <= 1);
+    }
+  }
+  SUBCASE("softmax, scores around 10") {
+    const std::int64_t R = 64, C = 512;
+    auto f = fuse("softmax", ops::softmax_stats<bf16>(), ops::softmax_normalize<bf16>());
+    CHECK(f.ir().first.outputs[1].type == scalar_type::f32);  // M and S
+    std::vector<test::host_buffer> in;
+    in.emplace_back(scalar_type::bf16, shape_t{R, C});
+    std::uniform_real_distribution<double> d(-4, 4);
+    for (std::int64_t k = 0; k < R * C; ++k) in[0].set(k, 10 + d(rng));
+    for (auto& cfg : configs(f, {R, C})) {
+      INFO(lower::to_string(cfg));
+      const auto y = run(f, {R, C}, cfg, in);
+      double worst = 0;
+      for (std::int64_t r = 0; r < R; ++r) {
+        double m = -INFINITY, sum = 0;
+        for (std::int64_t c = 0; c < C; ++c) m = std::max(m, in[0].get(r * C + c));
+        for (std::int64_t c = 0; c < C; ++c) sum += std::exp(in[0].get(r * C + c) - m);
+        for (std::int64_t c = 0; c < C; ++c) {
+          const double want = std::exp(in[0].get(r * C + c) - m) / sum;
+          worst = std::max(worst, std::abs(y.get(r * C + c) - want) / (1.25 * u * want));
+        }
+      }
+      MESSAGE("softmax: worst error ", worst, " of the bound 1.25u|y|");
+      CHECK(worst <= 1);
+    }
+  }
+}
+
 TEST_CASE("tuning a fused pair on OpenCL writes a usable parameter file") {
   namespace fs = std::filesystem;
   auto dir = fs::temp_directory_path() / ("mdh_fused_tune_" + std::to_string(::getpid()));
@@ -514,7 +604,7 @@ TEST_CASE("fused bf16 layernorm with a warp-shuffle combine has no barrier (PTX)
   CHECK_FALSE(plan.stages[1].barrier_before);
   const std::string src = cuda::emit(plan);
   CHECK(src.find("__syncthreads();") == std::string::npos);
-  CHECK(src.find("mdh_keep1[0] = mdh_float_to_bf16(acc0[r0]);") != std::string::npos);
+  CHECK(src.find("mdh_keep1[0] = acc0[r0];") != std::string::npos);  // S as stored: float
   auto mod = cuda::compile_uncached(src, plan.name, "compute_90");
   REQUIRE(!mod.ptx.empty());
   CHECK(mod.ptx.find(".local") == std::string::npos);
