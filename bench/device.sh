@@ -44,12 +44,14 @@
 #            then our layer (bench/layer_bench: stages and whole, per call and graph
 #            replay) and the peers on the same data (bench/peers/layer.py, LAYER_PEERS, within
 #            LAYER_PEERS_BUDGET_S, default 150), then $OUT/LAYER.md (bench/layer_report.py).
-#            LAYER_STAGES=attention,...: tune only those stages (mdh-tune tune-layer --stages)
+#            LAYER_STAGES=attention,...: tune only those stages (mdh-tune tune-layer --stages);
+#            LAYER_RUN=0: tune only (no example, no layer run, no peers)
 #            The tuned files also come back in $OUT/params_bert_layer.tgz: the next call copies
 #            the tree afresh over them, so unpack and commit them before measuring them again
 #            (LAYER_TUNE=0)
 #   layer_profile - ncu --set full of our layer kernels matching LAYER_NCU_KERNELS (default the
-#            one-kernel attention) at LAYER_SHAPES in LAYER_TYPES (files in $PARAMS/bert_layer),
+#            one-kernel attention) at LAYER_SHAPES (or LAYER_PROFILE_SHAPES) in LAYER_TYPES
+#            (files in $PARAMS/bert_layer),
 #            and of PyTorch's scaled_dot_product_attention on the same shapes
 #            (bench/peers/attention_alone.py): $OUT/ncu_layer.txt, one text report;
 #            LAYER_NCU_SOURCE=1 adds our kernel's stall reasons and its SASS with the sampled
@@ -455,6 +457,10 @@ PY
       tar czf "$OUT/params_bert_layer.tgz" "$lp"
       summary+=("layer: parameter files in \$OUT/params_bert_layer.tgz (unpack here: tar xzf)")
     fi
+    if [ "${LAYER_RUN:-1}" = 0 ]; then
+      summary+=("layer: tuned only (LAYER_RUN=0)")
+      continue
+    fi
     # the whole layer on the GPU against the double-precision CPU reference, with these files
     for ty in "${types[@]}"; do
       ex=$(find "$BIN" -name 08_bert_layer -type f | head -1)
@@ -492,7 +498,7 @@ PY
   layer_profile)
     lp=$PARAMS/bert_layer
     : >"$OUT/ncu_layer.txt"
-    for sh in ${LAYER_SHAPES:-16x128 8x512}; do
+    for sh in ${LAYER_PROFILE_SHAPES:-${LAYER_SHAPES:-16x128 8x512}}; do
       for ty in ${LAYER_TYPES:-bf16}; do
         stamp "layer_profile: ncu of ours, $sh $ty"
         echo "=== ours: $sh $ty (${LAYER_NCU_KERNELS:-^mdh_attention_[0-9a-f]+\$})" >>"$OUT/ncu_layer.txt"

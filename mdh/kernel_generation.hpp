@@ -43,6 +43,9 @@ namespace mdh {
 // 13: a fused pair's second stage also takes the first stage's results (softmax's max and sum,
 //     layernorm's sums) from registers where every thread holds them after the combine, and
 //     then, using no shared memory, runs without a block barrier after the first (2026-11-29).
-inline constexpr int kernel_generation = 13;
+// 14: the tensor-core attention writes its results through shared memory as 16-byte stores,
+//     waits for a step's values only before p V (the scores start on the column operands
+//     alone), and folds each row's max and sum in two chains (2026-11-29)
+inline constexpr int kernel_generation = 14;
 
 }  // namespace mdh

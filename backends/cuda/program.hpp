@@ -101,7 +101,8 @@ class program {
         }
       }
     // the tensor-core attention's 16-byte cp.async copies (producer_plan's operand and value
-    // chunks) assume tile rows on the 16-byte grid, so buffers that start on it
+    // chunks) and 16-byte result stores (results_chunks) assume tile rows on the 16-byte grid,
+    // so buffers that start on it
     if (plan_.producer.on && plan_.producer_cfg.mma) {
       std::vector<std::size_t> chunked;
       if (plan_.producer.operand_chunks)
@@ -113,6 +114,11 @@ class program {
                       " ('" + plan_.inputs[k].name +
                       "') in 16-byte chunks and needs it aligned to 16 bytes; its device pointer "
                       "is not");
+      if (plan_.producer.results_chunks && outputs[0] % 16 != 0)
+        throw error("launch of " + plan_.name + ": mma=1 writes output 0 ('" +
+                    plan_.outputs[0].name +
+                    "') in 16-byte stores and needs it aligned to 16 bytes; its device pointer "
+                    "is not");
     }
     dev_->make_current();
     std::vector<CUdeviceptr> ptrs(inputs.begin(), inputs.end());

@@ -118,8 +118,22 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
   }
 
-  // The column operand and value tiles of the step starting at key `first` into `slot`.
-  void print_step_copies(const std::string& first, const std::string& slot) {
+  // The column operand tiles (`values` false) or the value tile (true) of the step starting at
+  // key `first` into `slot`.
+  void print_step_copies(const std::string& first, const std::string& slot, bool values) {
+    if (!values) {
+      print_column_operand_copies(first, slot);
+      return;
+    }
+    const global_buffer& vg = kp_.inputs[p_.value_input];
+    const auto& va = x_.consumer.inputs[1 - x_.read].accesses[0];
+    print_tile_copy(
+        {"values " + x_.consumer.inputs[1 - x_.read].name, p_.value_chunks, c_.t_j, p_.values,
+         p_.values_padded, "j", first, p_.keys, p_.keys_partial, "e",
+         index(va, vg, x_.consumer.rank(), [&](std::size_t d) { return consumer_var(d); }), &vg,
+         p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride, slot});
+  }
+  void print_column_operand_copies(const std::string& first, const std::string& slot) {
     for (std::size_t k = 0; k < p_.operands.size(); ++k) {
       const producer_operand& o = p_.operands[k];
       if (o.row) continue;
@@ -131,13 +145,6 @@ class producer_mma_printer : public producer_printer {
            index(a, g, x_.producer.rank(), [&](std::size_t d) { return producer_var(d); }), &g,
            o.offset_bytes, o.stage_bytes, o.stride, slot});
     }
-    const global_buffer& vg = kp_.inputs[p_.value_input];
-    const auto& va = x_.consumer.inputs[1 - x_.read].accesses[0];
-    print_tile_copy(
-        {"values " + x_.consumer.inputs[1 - x_.read].name, p_.value_chunks, c_.t_j, p_.values,
-         p_.values_padded, "j", first, p_.keys, p_.keys_partial, "e",
-         index(va, vg, x_.consumer.rank(), [&](std::size_t d) { return consumer_var(d); }), &vg,
-         p_.value_offset_bytes, p_.value_stage_bytes, p_.value_stride, slot});
   }
 
   // Zeros columns [from, to) of `rows` tile rows at `offset` (the padding that chunk copies
@@ -262,6 +269,68 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
   }
 
+  // producer_plan::results_chunks: each lane's pairs of adjacent results (16 bits each, as
+  // stored) into the warp's rows of shared memory as 32-bit words (row stride results_stride:
+  // the 8 rows of a fragment start 4 banks apart, so a warp's 32 words hit 32 banks), then the
+  // warp copies its rows out in 16-byte chunks. Only the warp's own rows: __syncwarp suffices.
+  void print_staged_results(std::int64_t MT, std::int64_t NV, const std::string& R) {
+    const std::int64_t RS = p_.results_stride, CH = p_.values / 8;
+    out_.line(
+        "// the consumer's results, as stored, into the warp's rows of shared memory (the tiles "
+        "are read), then out in 16-byte stores");
+    out_.line("const unsigned res_base = smem_base + " + num(p_.results_offset_bytes) +
+              " + warp * " + num(16 * MT * RS * 2) + ";");
+    out_.line(d_.unroll());
+    out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
+    out_.line(d_.unroll());
+    out_.line("for (int n = 0; n < " + num(NV) + "; ++n)");
+    out_.line(d_.unroll());
+    out_.line("for (int h = 0; h < 2; ++h) {");
+    out_.line("unsigned rv[2];");
+    out_.line(d_.unroll());
+    out_.line("for (int c2 = 0; c2 < 2; ++c2) {");
+    out_.line("const int c = 2 * h + c2;");
+    out_.line("const idx_t i = i0 + warp * " + R +
+              " + m * 16 + g + h * 8, e = n * 8 + t4 * 2 + c2;");
+    out_.line("(void)i, (void)e;");
+    // rows and values past the sizes are never copied out; their epilogue is not run either
+    std::string in = p_.rows_partial ? "i < " + num(p_.rows) : std::string();
+    if (p_.values < p_.values_padded) in += (in.empty() ? "" : " && ") + ("e < " + num(p_.values));
+    out_.line(in.empty() ? std::string("{") : "if (" + in + ") {");
+    const std::vector<std::string> v =
+        print_consumer_values({"run_m[m][h]", "run_l[m][h]", "acc[m][n][c]"});
+    out_.line("rv[c2] = (unsigned)(" + v[0] + ");");
+    out_.line(in.empty() ? std::string("}") : "} else {");
+    if (!in.empty()) {
+      out_.line("rv[c2] = 0u;");
+      out_.line("}");
+    }
+    out_.line("}");
+    out_.line(
+        "asm volatile(\"st.shared.b32 [%0], %1;\\n\" :: \"r\"(res_base + ((m * 16 + g + h * 8) * " +
+        num(RS) + " + n * 8 + t4 * 2) * 2), \"r\"(rv[0] | (rv[1] << 16)) : \"memory\");");
+    out_.line("}");
+    out_.line("__syncwarp();");
+    out_.line("for (int f = lane; f < " + num(16 * MT * CH) + "; f += 32) {");
+    out_.line("const int r = f / " + num(CH) + ", q = f % " + num(CH) + ";");
+    out_.line("const idx_t i = i0 + warp * " + R + " + r, e = (idx_t)q * 8;");
+    out_.line("(void)e;");
+    out_.line(p_.rows_partial ? "if (i < " + num(p_.rows) + ") {" : std::string("{"));
+    out_.line("unsigned w0, w1, w2, w3;");
+    out_.line(
+        "asm volatile(\"ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\\n\" : \"=r\"(w0), \"=r\"(w1), "
+        "\"=r\"(w2), \"=r\"(w3) : \"r\"(res_base + (r * " +
+        num(RS) + " + q * 8) * 2) : \"memory\");");
+    const ir::computation& cc = x_.consumer;
+    const global_buffer& g = kp_.outputs[0];
+    const std::string at = index(cc.epilogue->outputs[0].accesses[0], g, cc.rank(),
+                                 [&](std::size_t d) { return consumer_var(d); });
+    out_.line("asm volatile(\"st.global.v4.u32 [%0], {%1, %2, %3, %4};\\n\" :: \"l\"(" + g.name +
+              " + (" + at + ")), \"r\"(w0), \"r\"(w1), \"r\"(w2), \"r\"(w3) : \"memory\");");
+    out_.line("}");
+    out_.line("}");
+  }
+
   void print_kernel(const kernel& k) override {
     const std::int64_t W = c_.thr_i, TJ = c_.t_j, NT = TJ / 8, NV = p_.values_padded / 8;
     const std::int64_t KD = p_.depth_padded / 16, MT = c_.t_i / (16 * W);  // m16 tiles a warp
@@ -313,9 +382,18 @@ class producer_mma_printer : public producer_printer {
     if (split)
       out_.line("const int step0 = zs * " + num(p_.key_steps) + " / " + num(c_.split) +
                 ", step1 = (zs + 1) * " + num(p_.key_steps) + " / " + num(c_.split) + ";");
+    // The column operands and the values of a step are two cp.async groups: the scores wait
+    // for the first only, and the values arrive while they are computed.
+    const std::string commit = "asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");";
+    auto wait = [&](int n) {
+      out_.line("asm volatile(\"cp.async.wait_group " + std::to_string(n) +
+                ";\\n\" ::: \"memory\");");
+    };
     if (two) {
-      print_step_copies(split ? "(idx_t)step0 * " + num(TJ) : "0", "0");
-      out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+      for (const bool values : {false, true}) {
+        print_step_copies(split ? "(idx_t)step0 * " + num(TJ) : "0", "0", values);
+        out_.line(commit);
+      }
     }
     out_.line(
         "// running (m, l) of the consumer's operator for rows g and g + 8 of each of the "
@@ -334,22 +412,26 @@ class producer_mma_printer : public producer_printer {
               "][4];  // the row operand's A fragments");
     out_.line("for (int step = " + S0 + "; step < " + S1 + "; ++step) {");
     out_.line("const idx_t j0 = (idx_t)step * " + num(TJ) + ";");
-    if (two) {
+    if (two) {  // groups in flight: this step's operands and values, the next step's
       out_.line(split ? "const int slot = (step - step0) & 1;" : "const int slot = step & 1;");
-      out_.line("if (step + 1 < " + S1 + ") {");
-      print_step_copies("j0 + " + num(TJ), "(slot ^ 1)");
-      out_.line("}");
-      out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
-      out_.line("asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\");");
+      for (const bool values : {false, true}) {
+        out_.line("if (step + 1 < " + S1 + ") {");
+        print_step_copies("j0 + " + num(TJ), "(slot ^ 1)", values);
+        out_.line("}");
+        out_.line(commit);  // (empty after the last step: the count stays the same)
+      }
+      wait(3);
     } else {
       out_.line("const int slot = 0;");
-      print_step_copies("j0", "slot");
-      if (async) {
-        out_.line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
-        out_.line("asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
+      for (const bool values : {false, true}) {
+        print_step_copies("j0", "slot", values);
+        if (async) out_.line(commit);
       }
+      if (async) wait(1);
     }
-    out_.line(d_.barrier() + "  // the step's tiles (and the row operand) are in shared memory");
+    out_.line(d_.barrier() +
+              "  // the step's column operands (and the row operand) are in shared " + "memory" +
+              (async ? "" : ", and its values"));
     out_.line("if (step == " + S0 + ") {");
     out_.line(d_.unroll());
     out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
@@ -403,19 +485,22 @@ class producer_mma_printer : public producer_printer {
     out_.line("for (int m = 0; m < " + num(MT) + "; ++m)");
     out_.line(d_.unroll());
     out_.line("for (int h = 0; h < 2; ++h) {");
-    out_.line(AS + " v = run_m[m][h];");
+    // two partial maxima and sums a row: two dependency chains through it, not one (four
+    // chains with 128 registers a thread spilled at t_i 128)
+    out_.line(AS + " vq[2] = {run_m[m][h], run_m[m][h]};");
     out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NT) + "; ++n) {");
-    out_.line("v = v < s[m][n][2 * h] ? s[m][n][2 * h] : v;");
-    out_.line("v = v < s[m][n][2 * h + 1] ? s[m][n][2 * h + 1] : v;");
+    out_.line("vq[n & 1] = vq[n & 1] < s[m][n][2 * h] ? s[m][n][2 * h] : vq[n & 1];");
+    out_.line("vq[n & 1] = vq[n & 1] < s[m][n][2 * h + 1] ? s[m][n][2 * h + 1] : vq[n & 1];");
     out_.line("}");
+    out_.line(AS + " v = vq[0] < vq[1] ? vq[1] : vq[0];");
     out_.line(d_.unroll());
     out_.line("for (int o = 1; o < 4; o <<= 1) {");
     out_.line("const " + AS + " w = __shfl_xor_sync(0xffffffffu, v, o);");
     out_.line("v = v < w ? w : v;");
     out_.line("}");
     out_.line("const float vl = v == " + NEG + " ? 0.0f : v * 1.4426950408889634f;");
-    out_.line(AS + " sum = (" + AS + ")0;");
+    out_.line(AS + " sq[2] = {(" + AS + ")0, (" + AS + ")0};");
     out_.line(d_.unroll());
     out_.line("for (int n = 0; n < " + num(NT) + "; ++n)");
     out_.line(d_.unroll());
@@ -426,8 +511,9 @@ class producer_mma_printer : public producer_printer {
         "asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(e) : \"f\"(x * 1.4426950408889634f - "
         "vl));");
     out_.line("s[m][n][c] = e;  // ex2.approx(-inf) = +0: masked keys weigh nothing");
-    out_.line("sum += e;");
+    out_.line("sq[n & 1] += e;");
     out_.line("}");
+    out_.line(AS + " sum = sq[0] + sq[1];");
     out_.line("sum += __shfl_xor_sync(0xffffffffu, sum, 1);");
     out_.line("sum += __shfl_xor_sync(0xffffffffu, sum, 2);");
     out_.line("// (m, l, r) = (m, l, 1) (+) (m_t, l_t, 0): r rescales acc to the new maximum");
@@ -438,6 +524,10 @@ class producer_mma_printer : public producer_printer {
     out_.line("for (int n = 0; n < " + num(NV) +
               "; ++n) acc[m][n][2 * h] *= r, acc[m][n][2 * h + 1] *= r;");
     out_.line("}");
+    if (async) {
+      wait(two ? 2 : 0);
+      out_.line(d_.barrier() + "  // the step's values are in shared memory");
+    }
     // p V
     const std::string cvt = "cvt.rn." + half_type() + "x2.f32";
     out_.line("// acc += p V: p's accumulator pairs as " + half_type() +
@@ -463,6 +553,11 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
     if (split) print_split_combine(MT, NV);
     // results
+    if (p_.results_chunks) {
+      print_staged_results(MT, NV, R);
+      out_.line("}");
+      return;
+    }
     out_.line("// the consumer's results of the lane's rows and values, written");
     print_fragment_loops(MT, NV);
     out_.line("const int h = c >> 1;");

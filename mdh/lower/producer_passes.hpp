@@ -329,6 +329,28 @@ inline void shared_tiles(kernel_plan& kp) {
   kp.shared_bytes = kp.tiles_bytes = place_shared(kp, kp.producer_cfg, &kp.producer);
 }
 
+// mma: whether the results leave as 16-byte stores through shared memory (producer_plan::
+// results_chunks). The profile of the BERT attention (H200, b16 s128, ncu source page) had a
+// quarter of its stall samples on the 2-byte stores of the fragments and the drain after them.
+// Needs one output written through one access (the consumer's epilogue's), 16-bit, its value
+// rows chunk_aligned, and the block's rows [t_i][values_padded + 8] within the shared pool,
+// which the tiles no longer use after the last step (its barrier).
+inline void results_mode(kernel_plan& kp) {
+  producer_plan& p = kp.producer;
+  const producer_config& c = kp.producer_cfg;
+  const ir::computation& cc = p.x.consumer;
+  p.results_chunks = false, p.results_offset_bytes = 0, p.results_stride = 0;
+  if (!cc.epilogue || cc.epilogue->outputs.size() != 1 || kp.outputs.size() != 1 ||
+      cc.epilogue->outputs[0].accesses.size() != 1)
+    return;
+  const std::int64_t stride = p.values_padded + 8;  // 16 bytes of padding: no bank conflicts
+  if (!chunk_aligned(cc.epilogue->outputs[0].accesses[0], kp.outputs[0], cc.rank(), p.value_dim,
+                     p.values) ||
+      c.t_i * stride * 2 > kp.shared_bytes)
+    return;
+  p.results_chunks = true, p.results_stride = stride;
+}
+
 // The plan's name: mdh_<pair>_<hash8> of the structure, sizes, configuration and device.
 inline std::string plan_name(const kernel_plan& kp) {
   ir::fnv1a h;
@@ -650,6 +672,7 @@ inline kernel_plan lower(const ir::produced& x, const std::vector<std::int64_t>&
   run("global_buffers", producer_passes::global_buffers);
   if (cfg.mma) run("copy_mode", producer_passes::copy_mode);
   run("shared_tiles", producer_passes::shared_tiles);
+  if (cfg.mma) run("results_mode", producer_passes::results_mode);
   run("kernels", producer_passes::kernels);
   producer_passes::check(kp);
   return kp;

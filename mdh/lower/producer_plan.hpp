@@ -147,6 +147,13 @@ struct producer_plan {
   // mma: whether the last row block / key step reaches past the rows / keys. Only then does the
   // kernel test bounds (a size the tile divides has no edge, and the scores no masked keys).
   bool rows_partial = true, keys_partial = true;
+  // mma: the results leave through shared memory as 16-byte stores (results_mode pass): each
+  // warp writes its rows [16 m16-tiles][results_stride] of 16-bit results there (the tiles'
+  // space, free after the last step), then copies them out 16 bytes a lane. Only for one output
+  // written through one access whose rows are chunk_aligned; else each lane stores its
+  // fragments' elements (2 bytes each: a quarter of every 32-byte sector per store).
+  bool results_chunks = false;
+  std::int64_t results_offset_bytes = 0, results_stride = 0;
   friend bool operator==(const producer_plan&, const producer_plan&) = default;
 };
 
@@ -176,6 +183,12 @@ inline std::string to_string(const producer_plan& p, const producer_config& c) {
          << o.offset_bytes << " (" << o.stage_bytes << " bytes per stage)\n";
     os << "  values tile [" << c.t_j << "][" << p.value_stride << "] at byte "
        << p.value_offset_bytes << " (" << p.value_stage_bytes << " bytes per stage)\n";
+    if (p.results_chunks)
+      os << "  results: each warp's rows [" << c.t_i / c.thr_i << "][" << p.results_stride
+         << "] through shared memory at byte " << p.results_offset_bytes
+         << ", then 16-byte stores\n";
+    else
+      os << "  results: element stores from the fragments\n";
     return os.str();
   }
   os << "  threads " << c.thr_i << " x " << c.thr_j << ": " << p.rows_per_thread << " rows x "

@@ -422,48 +422,58 @@ class producer_printer {
   }
 
   // The consumer's results (m, l, acc) = vals at rows i, values e (idx_t variables in scope)
-  // through its epilogue (or as they are) to the outputs.
+  // through its epilogue (or as they are): prints the epilogue's call, and returns per output
+  // (kernel_plan::outputs order) the value its accesses store, in the buffer's type.
+  std::vector<std::string> print_consumer_values(const std::vector<std::string>& vals) {
+    const ir::computation& cc = x_.consumer;
+    auto var = [&](std::size_t d) { return consumer_var(d); };
+    std::vector<std::string> v;
+    if (!cc.epilogue) {
+      for (std::size_t r = 0; r < cc.outputs.size(); ++r) {
+        const global_buffer& g = kp_.outputs[r];
+        v.push_back(convert_expr(vals[r], cc.f.result_type(r), g.type, ty(g.type)));
+      }
+      return v;
+    }
+    const ir::pointwise_epilogue& e = *cc.epilogue;
+    std::string call = "mdh_c_epilogue(";
+    for (std::size_t b = 0; b < e.inputs.size(); ++b) {
+      if (e.result_of[b] >= 0) {
+        const auto r = std::size_t(e.result_of[b]);
+        const scalar_type t = cc.outputs[r].type;
+        call += convert_expr(vals[r], cc.f.result_type(r), t, ty(t)) + ", ";
+        continue;
+      }
+      std::size_t k = 0;
+      for (std::size_t n = 0; n < x_.inputs.size(); ++n)
+        if (x_.inputs[n].name == e.inputs[b].name) k = n;
+      const global_buffer& g = kp_.inputs[k];
+      for (auto& a : e.inputs[b].accesses)
+        call += g.name + "[" + index(a, g, cc.rank(), var) + "], ";
+    }
+    for (std::size_t q = 0; q < e.f.results.size(); ++q) {
+      const scalar_type t = e.f.result_type(q);
+      out_.line(ty(t) + " y" + num(std::int64_t(q)) + ";");
+      call += "&y" + num(std::int64_t(q)) + (q + 1 < e.f.results.size() ? ", " : ");");
+    }
+    out_.line(call);
+    for (std::size_t q = 0; q < e.outputs.size(); ++q) {
+      const global_buffer& g = kp_.outputs[q];
+      v.push_back(convert_expr("y" + num(std::int64_t(q)), e.f.result_type(q), g.type, ty(g.type)));
+    }
+    return v;
+  }
+
+  // ... and writes them through every access of each output.
   void print_consumer_results(const std::vector<std::string>& vals) {
     const ir::computation& cc = x_.consumer;
     auto var = [&](std::size_t d) { return consumer_var(d); };
-    if (cc.epilogue) {
-      const ir::pointwise_epilogue& e = *cc.epilogue;
-      std::string call = "mdh_c_epilogue(";
-      for (std::size_t b = 0; b < e.inputs.size(); ++b) {
-        if (e.result_of[b] >= 0) {
-          const auto r = std::size_t(e.result_of[b]);
-          const scalar_type t = cc.outputs[r].type;
-          call += convert_expr(vals[r], cc.f.result_type(r), t, ty(t)) + ", ";
-          continue;
-        }
-        std::size_t k = 0;
-        for (std::size_t n = 0; n < x_.inputs.size(); ++n)
-          if (x_.inputs[n].name == e.inputs[b].name) k = n;
-        const global_buffer& g = kp_.inputs[k];
-        for (auto& a : e.inputs[b].accesses)
-          call += g.name + "[" + index(a, g, cc.rank(), var) + "], ";
-      }
-      for (std::size_t q = 0; q < e.f.results.size(); ++q) {
-        const scalar_type t = e.f.result_type(q);
-        out_.line(ty(t) + " y" + num(std::int64_t(q)) + ";");
-        call += "&y" + num(std::int64_t(q)) + (q + 1 < e.f.results.size() ? ", " : ");");
-      }
-      out_.line(call);
-      for (std::size_t q = 0; q < e.outputs.size(); ++q) {
-        const global_buffer& g = kp_.outputs[q];
-        for (auto& a : e.outputs[q].accesses)
-          out_.line(
-              g.name + "[" + index(a, g, cc.rank(), var) + "] = " +
-              convert_expr("y" + num(std::int64_t(q)), e.f.result_type(q), g.type, ty(g.type)) +
-              ";");
-      }
-    } else {
-      for (std::size_t r = 0; r < cc.outputs.size(); ++r) {
-        const global_buffer& g = kp_.outputs[r];
-        for (auto& a : cc.outputs[r].accesses)
-          out_.line(g.name + "[" + index(a, g, cc.rank(), var) +
-                    "] = " + convert_expr(vals[r], cc.f.result_type(r), g.type, ty(g.type)) + ";");
-      }
+    const std::vector<std::string> v = print_consumer_values(vals);
+    const auto& outs = cc.epilogue ? cc.epilogue->outputs : cc.outputs;
+    for (std::size_t q = 0; q < outs.size(); ++q) {
+      const global_buffer& g = kp_.outputs[q];
+      for (auto& a : outs[q].accesses)
+        out_.line(g.name + "[" + index(a, g, cc.rank(), var) + "] = " + v[q] + ";");
     }
   }
 };

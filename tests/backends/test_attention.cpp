@@ -157,9 +157,30 @@ TEST_CASE("attention on tensor cores: the plan, the copies, the rules") {
     const std::string src = lower::print_c(plan, cuda::dialect{});
     CHECK(src.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
     CHECK(src.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);
-    CHECK(src.find("cp.async.wait_group 1") != std::string::npos);
     CHECK(src.find("mdh_c_combine(&mm, &ll, &r,") != std::string::npos);
     CHECK(src.find("cvt.rn.bf16x2.f32") != std::string::npos);
+    // the step's column operands and values are two groups: the scores wait for the first
+    // (three groups may still be in flight: this step's values, the next step's two), p V for
+    // both
+    const auto scores = src.find("// the producer: scores");
+    CHECK(src.rfind("cp.async.wait_group 3", scores) != std::string::npos);
+    CHECK(src.find("cp.async.wait_group 2", scores) < src.find("// acc += p V", scores));
+    // the results through each warp's rows of shared memory [16][64 + 8], then 16-byte stores
+    CHECK(p.results_chunks);
+    CHECK(p.results_stride == 72);
+    CHECK(lower::to_string(plan).find("results: each warp's rows [16][72] through shared memory") !=
+          std::string::npos);
+    CHECK(src.find("st.shared.b32") != std::string::npos);
+    CHECK(src.find("st.global.v4.u32") != std::string::npos);
+    CHECK(src.find("out0[") == std::string::npos);  // no element stores
+    // one stage: the operands' group, then the values'
+    auto one = c;
+    one.stages = 1;
+    const std::string src1 =
+        lower::print_c(lower::lower(att.ir(), ops::attention_sizes(s), one, lim), cuda::dialect{});
+    const auto scores1 = src1.find("// the producer: scores");
+    CHECK(src1.rfind("cp.async.wait_group 1", scores1) != std::string::npos);
+    CHECK(src1.find("cp.async.wait_group 0", scores1) < src1.find("// acc += p V", scores1));
   }
   {  // head dim 40: depth and values padded to 48, still 16-byte rows; f16
     const ops::bert_shape s{2, 77, 120, 3, 8};
@@ -171,6 +192,11 @@ TEST_CASE("attention on tensor cores: the plan, the copies, the rules") {
     const std::string src = lower::print_c(plan, cuda::dialect{});
     CHECK(src.find("zeros in the depth's padding columns (40 to 48)") != std::string::npos);
     CHECK(src.find("f32.f16.f16.f32") != std::string::npos);
+    // 5 chunks a row of 40 values; the 77 rows end inside a tile: the last rows stay unwritten
+    CHECK(plan.producer.results_chunks);
+    CHECK(src.find("f < 80; f += 32") != std::string::npos);  // 16 rows x 5 chunks a warp
+    CHECK(src.find("if (i < 77 && e < 40) {") != std::string::npos);
+    CHECK(src.find("if (i < 77) {") != std::string::npos);
   }
   {  // head dim 12 (rows of 36 elements): element copies, so one stage only
     const ops::bert_shape s{2, 19, 36, 3, 8};
@@ -182,7 +208,10 @@ TEST_CASE("attention on tensor cores: the plan, the copies, the rules") {
     auto plan = lower::lower(att.ir(), n, c, lim);
     CHECK(!plan.producer.operand_chunks);
     CHECK(!plan.producer.value_chunks);
-    CHECK(lower::print_c(plan, cuda::dialect{}).find("cp.async") == std::string::npos);
+    CHECK(!plan.producer.results_chunks);  // rows of 36 elements: not on the 16-byte grid
+    const std::string src = lower::print_c(plan, cuda::dialect{});
+    CHECK(src.find("cp.async") == std::string::npos);
+    CHECK(src.find("st.global.v4") == std::string::npos);
     c.stages = 2;
   }
   const ops::bert_shape s{2, 128};

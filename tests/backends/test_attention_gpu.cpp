@@ -123,6 +123,15 @@ TEST_CASE("GPU attention on tensor cores: a buffer off the 16-byte grid is refus
   CHECK_THROWS_WITH_AS(prog.launch(in, out),
                        doctest::Contains("needs it aligned to 16 bytes; its device pointer is not"),
                        error);
+  // the results leave in 16-byte stores (producer_plan::results_chunks): the output too
+  REQUIRE(prog.plan().producer.results_chunks);
+  cuda::device_buffer<bf16> ctx2(std::size_t(s.tokens() * s.hidden + 8));
+  const std::vector<CUdeviceptr> good{qkv.get(), qkv.get(), mask.get(), qkv.get()},
+      out_off{ctx2.get() + 2};
+  CHECK_THROWS_WITH_AS(prog.launch(good, out_off),
+                       doctest::Contains("writes output 0 ('out0') in 16-byte stores and needs it "
+                                         "aligned to 16 bytes"),
+                       error);
 }
 
 TEST_CASE("GPU attention, bf16: BERT-base shapes and odd ones") {
