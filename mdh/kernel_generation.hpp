@@ -46,6 +46,9 @@ namespace mdh {
 // 14: the tensor-core attention writes its results through shared memory as 16-byte stores,
 //     waits for a step's values only before p V (the scores start on the column operands
 //     alone), and folds each row's max and sum in two chains (2026-11-29)
-inline constexpr int kernel_generation = 14;
+// 15: the first stage of a 16-bit fused pair whose float outputs (softmax's statistics, float
+//     since generation 14's session) only feed the 16-bit results approximates exp and division
+//     as the second stage does (2026-11-29)
+inline constexpr int kernel_generation = 15;
 
 }  // namespace mdh

@@ -18,6 +18,7 @@
 #include <mdh/ir/fused.hpp>
 #include <mdh/lower/check.hpp>
 #include <mdh/lower/config.hpp>
+#include <mdh/lower/conversions.hpp>
 #include <mdh/lower/kernel_plan.hpp>
 #include <mdh/lower/lower.hpp>
 #include <mdh/lower/passes.hpp>
@@ -261,6 +262,25 @@ inline fused_config default_config(const ir::fused& f, const std::vector<std::in
   return c;
 }
 
+// A 16-bit pair's statistics - float outputs of the first stage that the second reads (softmax's
+// M and S, float since 2026-11-29 so that they are not rounded to 16 bits) - feed results that
+// are: the first stage may then approximate float exp and division as the second does
+// (kernel_plan::approx_math; relative errors below 2^-16, far below the results' rounding and far
+// above a 16-bit statistic's). Needs every output of the second stage 16-bit and every float
+// output of the first read by the second.
+inline void approximate_statistics(const ir::fused& f, kernel_plan& s1, const kernel_plan& s2) {
+  if (s1.approx_math || !s2.approx_math || !all_outputs_16_bit(s2) ||
+      !uses_f32_exp_or_division(s1.comp))
+    return;
+  for (std::size_t k = 0; k < s1.outputs.size(); ++k) {
+    if (is_float16(s1.outputs[k].type)) continue;
+    const bool read = std::any_of(f.second_inputs.begin(), f.second_inputs.end(),
+                                  [&](auto& in) { return in.from_first_output && in.index == k; });
+    if (!read) return;
+  }
+  s1.approx_math = true;
+}
+
 // Both stages through the pipeline once (with the fusion rules), then one plan whose single kernel
 // runs both stages. The plan's `stages` hold the two stage plans, their buffers renamed to the
 // pair's kernel parameters (in0.., out0..); its inputs and outputs are the pair's; its cfg is the
@@ -272,6 +292,8 @@ inline kernel_plan lower(const ir::fused& f, const std::vector<std::int64_t>& si
   auto [s1, s2] = detail::lower_stages(cfg, f, sizes, limits, after);
   keep_in_registers(f, s1, s2);
   if (after) after("keep_in_registers", s1), after("keep_in_registers", s2);
+  approximate_statistics(f, s1, s2);
+  if (after) after("approximate_statistics", s1);
   for (std::size_t k = 0; k < s2.inputs.size(); ++k) {
     const auto& src = f.second_inputs.at(k);
     s2.inputs[k].name = (src.from_first_output ? "out" : "in") + std::to_string(src.index);

@@ -433,4 +433,49 @@ TEST_CASE("every tensor-core attention kernel compiles with NVRTC for sm_80 and 
   }
   CHECK(compiled >= 5 * 4);
 }
+
+// An attention whose consumer epilogue also reads a tensor (a residual R added to the context):
+// the results still leave through shared memory in 16-byte stores, the epilogue reading R at
+// each result's row and value before the store; rows past the sizes (77 = 64 + 13) run no
+// epilogue, so R is never read past its end.
+TEST_CASE("tensor-core attention with an epilogue that reads a residual: 16-byte results") {
+  const auto lim = lower::h200_limits();
+  for (const std::int64_t seq : {128, 77}) {
+    const ops::bert_shape s{2, seq};
+    const std::int64_t S = s.seq, D = s.head_dim();
+    auto [b, h, i, e, j] = indices<5>();
+    auto sv =
+        computation(
+            "softmax_v",
+            out_view(out<float, "m">(b, h, i, e), out<float, "l">(b, h, i, e),
+                     out<float, "acc">(b, h, i, e)),
+            md_hom([](auto sc, auto v) { return std::make_tuple(sc, 1.0f, mdh::cast<float>(v)); },
+                   cc, cc, cc, cc, pw(ops::online_softmax())),
+            inp_view(in<float, "S">(b, h, i, j), in<bf16, "V">(3 * S * b + 3 * j + 2, D * h + e)))
+            .with_dim_names({"b", "h", "i", "e", "j"});
+    auto [b2, h2, i2, e2] = indices<4>();
+    auto norm =
+        computation("normalize_residual", out_view(out<bf16, "ctx">(S * b2 + i2, D * h2 + e2)),
+                    md_hom([](auto l, auto a, auto r) { return a / l + r; }, cc, cc, cc, cc),
+                    inp_view(in<float, "l">(b2, h2, i2, e2), in<float, "acc">(b2, h2, i2, e2),
+                             in<bf16, "R">(S * b2 + i2, D * h2 + e2)))
+            .with_dim_names({"b", "h", "i", "e"});
+    auto att = with_producer("attention_residual", ops::attention_scores_produced<bf16>(s),
+                             with_epilogue("softmax_v_residual", sv, norm));
+    const auto n = ops::attention_sizes(s);
+    lower::producer_config c{64, 64, 4, 32, 8, 1, 1, 2};
+    auto plan = lower::lower(att.ir(), n, c, lim);
+    INFO("seq ", seq);
+    CHECK(plan.producer.results_chunks);
+    CHECK(plan.producer.rows_partial == (seq == 77));
+    const std::string src = lower::print_c(plan, cuda::dialect{});
+    const auto staged = src.find("into the warp's rows of shared memory");
+    REQUIRE(staged != std::string::npos);
+    CHECK(src.find("in4[", staged) < src.find("st.shared.b32", staged));  // R, per result
+    CHECK(src.find("st.global.v4.u32", staged) != std::string::npos);
+    if (seq == 77) CHECK(src.find("if (i < 77) {", staged) < src.find("in4[", staged));
+    cuda::module_cache cache("");
+    CHECK_NOTHROW(cuda::compile(plan, "sm_90", cache));
+  }
+}
 #endif

@@ -133,6 +133,47 @@ TEST_CASE("bert_shape and the stage table") {
   }
 }
 
+// A 16-bit layer holds the row statistics (layernorm's sums, softmax's max and sum) in float,
+// as the stages write and read them (expressions/layernorm.hpp, softmax.hpp): every buffer of
+// every stage, in both attention forms, has its tensor's type.
+TEST_CASE("the BERT layer's tensors have the types its stages read and write") {
+  auto check = [&]<class T>(T) {
+    for (auto form : {ops::attention_form::one_kernel, ops::attention_form::three_kernels}) {
+      const auto tensors = ops::bert_layer_tensors(small, form);
+      auto type_of = [&](const std::string& n) {
+        auto it =
+            std::find_if(tensors.begin(), tensors.end(), [&](auto& t) { return t.name == n; });
+        REQUIRE(it != tensors.end());
+        return it->statistic ? scalar_type_of<compute_type_t<T>>() : scalar_type_of<T>();
+      };
+      int statistics = 0;
+      ops::for_each_bert_stage<T>(
+          small,
+          [&](const ops::bert_stage& st, const auto& comp) {
+            INFO(st.name, " (", ops::to_string(form), ")");
+            const auto& ins = ir::kernel_inputs(comp.ir());
+            const auto& outs = ir::kernel_outputs(comp.ir());
+            REQUIRE(ins.size() == st.inputs.size());
+            REQUIRE(outs.size() == st.outputs.size());
+            for (std::size_t k = 0; k < ins.size(); ++k)
+              CHECK(ins[k].type == type_of(st.inputs[k]));
+            for (std::size_t k = 0; k < outs.size(); ++k) {
+              CHECK(outs[k].type == type_of(st.outputs[k]));
+              statistics +=
+                  outs[k].type == scalar_type::f32 && scalar_type_of<T>() != scalar_type::f32;
+            }
+          },
+          form);
+      // ln1's and ln2's two sums, and with three kernels the softmax's max and sum
+      if (scalar_type_of<T>() != scalar_type::f32)
+        CHECK(statistics == (form == ops::attention_form::one_kernel ? 4 : 6));
+    }
+  };
+  check(float{});
+  check(bf16{});
+  check(f16{});
+}
+
 TEST_CASE("tf32x3 products: the four weight products split TF32, the other stages IEEE") {
   const std::set<std::string> products{"qkv", "attn_out", "ffn_up", "ffn_down"};
   for (auto form : {ops::attention_form::one_kernel, ops::attention_form::three_kernels}) {
