@@ -263,8 +263,8 @@ inline fused_config default_config(const ir::fused& f, const std::vector<std::in
 }
 
 // A 16-bit pair's statistics - float outputs of the first stage that the second reads (softmax's
-// M and S, float since 2026-11-29 so that they are not rounded to 16 bits) - feed results that
-// are: the first stage may then approximate float exp and division as the second does
+// M and S, float since 2026-11-29 so that they are not rounded to 16 bits) - feed only results
+// rounded to 16 bits: the first stage may then approximate float exp and division as the second
 // (kernel_plan::approx_math; relative errors below 2^-16, far below the results' rounding and far
 // above a 16-bit statistic's). Needs every output of the second stage 16-bit and every float
 // output of the first read by the second.
