@@ -266,12 +266,10 @@ inline fused_config default_config(const ir::fused& f, const std::vector<std::in
 // M and S, float since 2026-11-29 so that they are not rounded to 16 bits) - feed only results
 // rounded to 16 bits: the first stage may then approximate float exp and division as the second
 // (kernel_plan::approx_math; relative errors below 2^-16, far below the results' rounding and far
-// above a 16-bit statistic's). Needs every output of the second stage 16-bit and every float
-// output of the first read by the second.
+// above a 16-bit statistic's). Needs the second stage approximating (so every output of it
+// 16-bit) and every float output of the first read by the second.
 inline void approximate_statistics(const ir::fused& f, kernel_plan& s1, const kernel_plan& s2) {
-  if (s1.approx_math || !s2.approx_math || !all_outputs_16_bit(s2) ||
-      !uses_f32_exp_or_division(s1.comp))
-    return;
+  if (s1.approx_math || !s2.approx_math || !uses_f32_exp_or_division(s1.comp)) return;
   for (std::size_t k = 0; k < s1.outputs.size(); ++k) {
     if (is_float16(s1.outputs[k].type)) continue;
     const bool read = std::any_of(f.second_inputs.begin(), f.second_inputs.end(),

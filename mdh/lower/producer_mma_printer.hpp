@@ -269,6 +269,14 @@ class producer_mma_printer : public producer_printer {
     out_.line("}");
   }
 
+  // The test that result (i, e) lies within the sizes, where a tile reaches past them; "" if
+  // none does.
+  std::string in_sizes() const {
+    std::string in = p_.rows_partial ? "i < " + num(p_.rows) : std::string();
+    if (p_.values < p_.values_padded) in += (in.empty() ? "" : " && ") + ("e < " + num(p_.values));
+    return in;
+  }
+
   // producer_plan::results_chunks: each lane's pairs of adjacent results (16 bits each, as
   // stored) into the warp's rows of shared memory as 32-bit words (row stride results_stride:
   // the 8 rows of a fragment start 4 banks apart, so a warp's 32 words hit 32 banks), then the
@@ -294,8 +302,7 @@ class producer_mma_printer : public producer_printer {
               " + m * 16 + g + h * 8, e = n * 8 + t4 * 2 + c2;");
     out_.line("(void)i, (void)e;");
     // rows and values past the sizes are never copied out; their epilogue is not run either
-    std::string in = p_.rows_partial ? "i < " + num(p_.rows) : std::string();
-    if (p_.values < p_.values_padded) in += (in.empty() ? "" : " && ") + ("e < " + num(p_.values));
+    const std::string in = in_sizes();
     out_.line(in.empty() ? std::string("{") : "if (" + in + ") {");
     const std::vector<std::string> v =
         print_consumer_values({"run_m[m][h]", "run_l[m][h]", "acc[m][n][c]"});
@@ -430,7 +437,7 @@ class producer_mma_printer : public producer_printer {
       if (async) wait(1);
     }
     out_.line(d_.barrier() +
-              "  // the step's column operands (and the row operand) are in shared " + "memory" +
+              "  // the step's column operands (and the row operand) are in shared memory" +
               (async ? "" : ", and its values"));
     out_.line("if (step == " + S0 + ") {");
     out_.line(d_.unroll());
@@ -563,8 +570,7 @@ class producer_mma_printer : public producer_printer {
     out_.line("const int h = c >> 1;");
     out_.line("const idx_t i = i0 + warp * " + R +
               " + m * 16 + g + h * 8, e = n * 8 + t4 * 2 + (c & 1);");
-    std::string in = p_.rows_partial ? "i < " + num(p_.rows) : std::string();
-    if (p_.values < p_.values_padded) in += (in.empty() ? "" : " && ") + ("e < " + num(p_.values));
+    const std::string in = in_sizes();
     out_.line(in.empty() ? std::string("{") : "if (" + in + ") {");
     print_consumer_results({"run_m[m][h]", "run_l[m][h]", "acc[m][n][c]"});
     out_.line("}");
