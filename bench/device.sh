@@ -3,7 +3,9 @@
 #   tests  - the gpu-labelled tests (GPU_TESTS="backends_attention_gpu ...": only those, with
 #            their parts; with PREBUILT: every carried backends_*_gpu binary, filtered by
 #            GPU_TEST_FILTER when set; GPU_TEST_TIMEOUT=S: each test stopped after S s, its output
-#            kept). Side by side (ctest -j), the long binaries in parts: on an H200 (2026-11-28)
+#            kept; GPU_TEST_FILTER without PREBUILT: the GPU_TESTS binaries one after another,
+#            only the doctest test cases it names). Side by side (ctest -j), the long binaries in
+#            parts: on an H200 (2026-11-28)
 #            build 112-126 s, then the longest parts backends_mma_gpu_wgmma 359 s,
 #            backends_mma_gpu_random 333 s, backends_cuda_gpu 325 s (before its split)
 #   sanitize - compute-sanitizer memcheck (GPU sweep, fused pairs) and racecheck (IR-sample sweep),
@@ -235,6 +237,19 @@ for m in "${modes[@]}"; do
         r=$?
         [ "$r" = 0 ] || [ "$rc_all" != 0 ] || rc_all=$r
       done < <(find "$BIN" -name 'backends_*_gpu' -type f -perm -u+x | sort)
+      (exit "$rc_all")
+    elif [ -n "${GPU_TEST_FILTER:-}" ]; then
+      # GPU_TEST_FILTER without PREBUILT: the built GPU_TESTS binaries in turn, only the test
+      # cases the doctest filter names (e.g. "CUDA wgmma: matmuls at odd*"), rc the first failure's
+      rc_all=0
+      : >"$OUT/gpu_tests.log"
+      for t in "${gpu_tests[@]}"; do
+        bin=$(find "$BIN" -name "$t" -type f -perm -u+x | head -1)
+        echo "== $t ($GPU_TEST_FILTER)" >>"$OUT/gpu_tests.log"
+        "$bin" "--test-case=$GPU_TEST_FILTER" >>"$OUT/gpu_tests.log" 2>&1
+        r=$?
+        [ "$r" = 0 ] || [ "$rc_all" != 0 ] || rc_all=$r
+      done
       (exit "$rc_all")
     else
       # The tests side by side (-j): each compiles its kernels with NVRTC one after another on

@@ -24,6 +24,8 @@
 //              parameters above are not read (each MMA point repeats over them), with mma = 0 the
 //              mma_* sit at their defaults (rules.hpp), so spaces without it are unchanged
 //   mma_stage_out  the staged epilogue (0/1), in the same spaces as the tensor-core parameters
+//   mma_shift      shifted 16-byte tile copies (0/1), only where a 16-bit operand's tile rows may
+//                  start off the 16-byte grid (lower::mma_shift_applies)
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),
 //              0 = the whole per-block chunk rounded up to whole steps. t_sm_d depends on thr_d,
@@ -263,6 +265,7 @@ inline bool has_mma_parameters(const ir::computation& comp, const lower::device_
 
 // The tensor-core parameters (see the header comment) and the rules over them.
 inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computation& comp,
+                                  const std::vector<std::int64_t>& sizes,
                                   const lower::device_limits& limits) {
   using std::int64_t;
   const lower::mma_support s = lower::mma_supported(comp);
@@ -331,6 +334,10 @@ inline void append_mma_parameters(std::vector<atf::tp>& ps, const ir::computatio
   // ---- the staged epilogue: results through shared memory, 16-byte stores (check() refuses it
   // where the outputs' views do not allow it) ----
   ps.emplace_back("mma_stage_out", atf::set({int64_t{0}, int64_t{1}}));
+  // ---- shifted 16-byte tile copies, only where some tile row may start off the 16-byte grid
+  // (elsewhere the space is that of before the parameter) ----
+  if (lower::mma_shift_applies(comp, sizes))
+    ps.emplace_back("mma_shift", atf::set({int64_t{0}, int64_t{1}}));
   std::vector<atf::tp> added(ps.begin() + std::ptrdiff_t(first), ps.end());
   auto is_mma = [&](const std::string& n) { return n.rfind("mma", 0) == 0; };
   for (const lower::rule& r :
@@ -352,7 +359,8 @@ inline std::vector<atf::tp> make_parameters(const ir::computation& comp,
       if (std::find(r.reads.begin(), r.reads.end(), "edge_split") != r.reads.end())
         detail::constrain(ps, r);
   }
-  if (has_mma_parameters(comp, limits)) append_mma_parameters(ps, comp, space_limits(limits, opt));
+  if (has_mma_parameters(comp, limits))
+    append_mma_parameters(ps, comp, sizes, space_limits(limits, opt));
   return ps;
 }
 
@@ -441,6 +449,7 @@ inline lower::config to_config(const atf::configuration& a, const ir::computatio
     for (const char* n : {"mma_cluster_m", "mma_cluster_n"})
       if (a.contains(n)) m[n] = a.get<std::int64_t>(n);
     if (a.contains("mma_stage_out")) m["mma_stage_out"] = a.get<std::int64_t>("mma_stage_out");
+    if (a.contains("mma_shift")) m["mma_shift"] = a.get<std::int64_t>("mma_shift");
   }
   return lower::from_map(m, comp.rank(), comp.inputs.size());
 }
@@ -457,6 +466,7 @@ inline std::string kernel_key(const lower::config& c) {
   if (all.at("mma_split") != 1) m["mma_split"] = all.at("mma_split");  // and unsplit ones
   if (all.at("mma_tma") != 0) m["mma_tma"] = all.at("mma_tma");        // and cp.async ones
   if (all.at("mma_stage_out") != 0) m["mma_stage_out"] = all.at("mma_stage_out");  // unstaged
+  if (all.at("mma_shift") != 0) m["mma_shift"] = all.at("mma_shift");  // and unshifted ones
   if (all.at("mma_persistent") != 0) m["mma_persistent"] = all.at("mma_persistent");
   for (const char* n : {"mma_cluster_m", "mma_cluster_n"})
     if (all.at(n) != 1) m[n] = all.at(n);  // and unclustered ones
@@ -499,6 +509,7 @@ inline atf::configuration to_space_configuration(
     a.set("mma_cluster_m", m.at("mma_cluster_m"));
     a.set("mma_cluster_n", m.at("mma_cluster_n"));
     a.set("mma_stage_out", m.at("mma_stage_out"));
+    if (lower::mma_shift_applies(comp, sizes)) a.set("mma_shift", m.at("mma_shift"));
   }
   if (with_edge_split < 0
           ? prefix.empty() && with_dims && with_blk_combine && has_edge_split_parameter(comp, sizes)

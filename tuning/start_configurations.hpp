@@ -754,6 +754,19 @@ inline std::vector<lower::config> mma_start_configurations(const ir::computation
       }
       break;
     }
+  // ---- shifted tile copies: where a tile row may start off the 16-byte grid, the first start
+  // of each kind again with mma_shift = 1, last ----
+  if (lower::mma_shift_applies(comp, sizes)) {
+    const std::size_t unshifted = out.size();
+    for (std::int64_t kind : {1, 2})
+      for (std::size_t i = 0; i < unshifted; ++i) {
+        if (out[i].mma.on != kind) continue;
+        lower::config x = out[i];
+        x.mma.shift = 1;
+        if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+        break;
+      }
+  }
   return out;
 }
 

@@ -26,6 +26,8 @@ class dialect final : public lower::c_dialect {
         }))
       s += ushort8;
     if (any([](auto* p) { return p->mma.split_tf32; })) s += split_tf32_helpers;
+    if (any([](auto* p) { return p->mma.on && (p->mma.a.shifted_copy || p->mma.b.shifted_copy); }))
+      s += shift16;
     if (any([](auto* p) { return p->approx_math; })) s += approx_helpers;
     return s;
   }
@@ -40,6 +42,22 @@ class dialect final : public lower::c_dialect {
       "}\n"
       "static __device__ __forceinline__ unsigned int mdh_tf32_lo(float x, unsigned int hi) {\n"
       "  return __float_as_uint(x - __uint_as_float(hi)) & 0xffffe000u;\n"
+      "}\n";
+  // mma_operand::shifted_copy: the 16 bytes from byte s (even, 2..14) of the 32 bytes lo, hi,
+  // i.e. the eight 16-bit elements of a chunk that starts s / 2 elements into lo. Selects and
+  // byte permutes, no indexing at run time (which would put the words in local memory).
+  static constexpr const char* shift16 =
+      "// a 16-byte chunk that starts s bytes (even) into the aligned vector lo, hi its successor\n"
+      "static __device__ __forceinline__ uint4 mdh_shift16(uint4 lo, uint4 hi, int s) {\n"
+      "  unsigned int w0 = lo.x, w1 = lo.y, w2 = lo.z, w3 = lo.w, w4 = hi.x, w5 = hi.y, w6 = "
+      "hi.z;\n"
+      "  const unsigned int w7 = hi.w;\n"
+      "  if (s & 8) w0 = w2, w1 = w3, w2 = w4, w3 = w5, w4 = w6, w5 = w7;\n"
+      "  if (s & 4) w0 = w1, w1 = w2, w2 = w3, w3 = w4, w4 = w5;\n"
+      "  if (s & 2)\n"
+      "    w0 = __byte_perm(w0, w1, 0x5432), w1 = __byte_perm(w1, w2, 0x5432),\n"
+      "    w2 = __byte_perm(w2, w3, 0x5432), w3 = __byte_perm(w3, w4, 0x5432);\n"
+      "  return make_uint4(w0, w1, w2, w3);\n"
       "}\n";
   // Programmatic dependent launch (program::launch with `overlap`): a grid so launched may
   // start while the one before it on the stream finishes. Every kernel first waits until that

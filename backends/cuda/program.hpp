@@ -100,6 +100,16 @@ class program {
                         "') aligned to " + std::to_string(bytes) + " bytes");
         }
       }
+    // a tensor-core contraction's operands copied in 16-byte chunks (cp.async, or the shifted
+    // copies of rows that do not start on the grid) assume the buffer starts on it
+    if (plan_.mma.on && !plan_.mma.tma)
+      for (const auto* o : {plan_.mma.land_a ? &plan_.mma.a_land : &plan_.mma.a,
+                            plan_.mma.land_b ? &plan_.mma.b_land : &plan_.mma.b})
+        if ((o->async_copy || o->shifted_copy) && inputs[o->input] % 16 != 0)
+          throw error("launch of " + plan_.name + ": the tensor cores' tile copies read input " +
+                      std::to_string(o->input) + " ('" + plan_.inputs[o->input].name +
+                      "') in 16-byte chunks and need it aligned to 16 bytes; its device pointer "
+                      "is not");
     // the tensor-core attention's 16-byte cp.async copies (producer_plan's operand and value
     // chunks) and 16-byte result stores (results_chunks) assume tile rows on the 16-byte grid,
     // so buffers that start on it

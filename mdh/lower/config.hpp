@@ -95,6 +95,12 @@ struct mma_config {
   // global memory row by row in 16-byte stores (the staged epilogue, mma_plan::stage_out); 0 =
   // written from the registers.
   std::int64_t stage_out = 0;
+  // mma_shift: 1 = 16-bit tiles whose rows do not start 16-byte aligned (odd row lengths) are
+  // copied in 16-byte chunks shifted from two aligned loads (mma_operand::shifted_copy), and a
+  // wgmma kernel that copies through registers issues the step's wgmmas before those copies;
+  // 0 = element copies, copies first. The tuner's call: the shifted chunks cost selects and a
+  // second load per chunk, which short rows (K = 33) do not repay.
+  std::int64_t shift = 0;
   friend bool operator==(const mma_config&, const mma_config&) = default;
 };
 
@@ -172,6 +178,7 @@ inline std::map<std::string, std::int64_t> to_map(const config& c) {
     if (c.mma.cluster_m != 1) m["mma_cluster_m"] = c.mma.cluster_m;
     if (c.mma.cluster_n != 1) m["mma_cluster_n"] = c.mma.cluster_n;
     if (c.mma.stage_out) m["mma_stage_out"] = c.mma.stage_out;
+    if (c.mma.shift) m["mma_shift"] = c.mma.shift;
   }
   return m;
 }
@@ -197,6 +204,7 @@ inline std::map<std::string, std::int64_t> to_full_map(const config& c) {
   m.emplace("mma_cluster_m", c.mma.cluster_m);
   m.emplace("mma_cluster_n", c.mma.cluster_n);
   m.emplace("mma_stage_out", c.mma.stage_out);
+  m.emplace("mma_shift", c.mma.shift);
   return m;
 }
 
@@ -256,6 +264,7 @@ inline config from_map(const std::map<std::string, std::int64_t>& m, std::size_t
     if (m.count("mma_cluster_m")) c.mma.cluster_m = get("mma_cluster_m");     // absent means 1
     if (m.count("mma_cluster_n")) c.mma.cluster_n = get("mma_cluster_n");
     if (m.count("mma_stage_out")) c.mma.stage_out = get("mma_stage_out");  // absent means 0
+    if (m.count("mma_shift")) c.mma.shift = get("mma_shift");              // absent means 0
   }
   for (auto& [n, v] : m)
     if (!read.count(n)) throw error("configuration: unknown parameter '" + n + "'");

@@ -91,7 +91,16 @@ struct mma_operand {
   // the tile's contiguous index is strided or not one run in memory (an NCHW image's fused
   // M = n*p*q, its w = q + s mixing an M and a K dimension).
   bool async_copy = false;
-  std::int64_t copies_per_thread = 0;  // chunks (async) or elements, rounded up
+  // Where cp.async cannot copy because some chunk does not start 16-byte aligned (a row of odd
+  // length: A(i, k) of a 1023 x 1027 product) but the contiguous index walks memory with
+  // coefficient 1 along one dimension, 16-bit tiles still move in 16-byte chunks through
+  // registers: the two aligned vectors that hold a chunk are loaded and shifted into it
+  // (mdh_shift16), then stored to the tile as one vector; chunks that cross the edge of the
+  // tensor or whose second vector would end past the buffer (`buffer_elements`) fall back to
+  // elements. Not with TF32 (its rounding pass walks element copies).
+  bool shifted_copy = false;
+  std::int64_t buffer_elements = 0;    // the input's elements (shifted_copy's bound)
+  std::int64_t copies_per_thread = 0;  // chunks (async, shifted) or elements, rounded up
   std::vector<std::int64_t> coeff;     // the flat access: offset = sum_d coeff[d] * e_d + constant
   std::int64_t constant = 0;
   mma_fragment_load load = mma_fragment_load::ldmatrix;
@@ -358,8 +367,10 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
          << "B swizzle" << (o->multicast ? ", multicast: half from each block of the cluster" : "")
          << ")";
     } else {
-      os << (o->async_copy ? "cp.async 16-byte chunks with zero-fill" : "element copies") << " ("
-         << o->copies_per_thread << " per thread)";
+      os << (o->async_copy     ? "cp.async 16-byte chunks with zero-fill"
+             : o->shifted_copy ? "16-byte chunks through registers, shifted from two aligned loads"
+                               : "element copies")
+         << " (" << o->copies_per_thread << " per thread)";
     }
     os << ", fragments by " << to_string(o->load) << "\n";
     const bool lands = o == &m.a ? m.land_a : m.land_b;

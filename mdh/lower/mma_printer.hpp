@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <mdh/lower/c_printer.hpp>
@@ -338,10 +339,16 @@ class mma_printer {
           "wgmma");
       out_.line(d_.barrier() + "  // ... for every thread; every warpgroup is done with step - " +
                 num(m_.wgmma_depth + 1));
-      print_copy_ahead(ahead);
+      if (!copies_through_registers()) print_copy_ahead(ahead);
       out_.line("const int slot = " + in_range("step") + " % " + num(m_.stages) + ";");
     }
-    print_wgmma_instructions();
+    if (copies_through_registers()) {
+      // a thread waits for its copies' loads before it stores them: the step's wgmmas go first
+      // and run while it does (the buffer copied is free since the barrier, as it was before)
+      print_wgmma_instructions([&] { print_copy_ahead(ahead); });
+    } else {
+      print_wgmma_instructions();
+    }
     if (m_.tma) print_tma_release();
     out_.line("}");
     if (m_.wgmma_depth > 0)
@@ -357,7 +364,8 @@ class mma_printer {
 
   // One step's wgmmas of this warpgroup on stage `slot`: the descriptors of its A and B slices,
   // every K slice's instructions, commit, and wait until at most wgmma_depth groups are in flight.
-  void print_wgmma_instructions() {
+  // while_in_flight: printed between the commit and the wait.
+  void print_wgmma_instructions(const std::function<void()>& while_in_flight = {}) {
     const std::string ptx = wgmma_ptx(m_.instruction, m_.warp_n);
     const bool tf32 = m_.instruction == mma_instruction::m16n8k8_tf32;
     // bytes per M (N) index between descriptor starts (wgmma_desc_offset is linear in mn0 over
@@ -413,8 +421,18 @@ class mma_printer {
       out_.line("}");
     }
     out_.line("asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");");
+    if (while_in_flight) while_in_flight();
     out_.line("asm volatile(\"wgmma.wait_group.sync.aligned " + num(m_.wgmma_depth) +
               ";\\n\" ::: \"memory\");");
+  }
+
+  // With mma_shift = 1, some operand's tile is copied through registers (element or shifted
+  // copies), not by cp.async or TMA: the copying thread waits for the loads.
+  bool copies_through_registers() const {
+    if (m_.tma || p_.cfg.mma.shift == 0) return false;
+    const mma_operand& a = m_.land_a ? m_.a_land : m_.a;
+    const mma_operand& b = m_.land_b ? m_.b_land : m_.b;
+    return !a.async_copy || !b.async_copy;
   }
 
   // TMA (mma_plan::tma): the stages' full and empty mbarriers, wait_barrier, and tma_step(step,
@@ -755,7 +773,7 @@ class mma_printer {
   void print_copy(const mma_operand& o, const std::string& axis, std::int64_t mn_size,
                   const std::string& buf) {
     const std::string mn_blk = axis + "_blk";
-    const std::int64_t V = o.async_copy ? o.chunk : 1;
+    const std::int64_t V = o.async_copy || o.shifted_copy ? o.chunk : 1;
     const std::int64_t per_row = o.cols / V, total = o.rows * per_row;
     const std::int64_t elem = std::int64_t(size_of(o.type));
     const std::string ty = d_.type(o.type);
@@ -790,6 +808,33 @@ class mma_printer {
       out_.line(
           "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(dst), "
           "\"l\"(src), \"r\"(bytes) : \"memory\");");
+    } else if (o.shifted_copy) {
+      // the chunk's start `at` lies `sh` elements into its aligned vector: both aligned vectors
+      // from at - sh hold the chunk (the second only where sh > 0); at the tensor's edges, or
+      // where the second vector would end past the buffer, element by element
+      out_.line("uint4 x = make_uint4(0u, 0u, 0u, 0u);");
+      out_.line("if (" + row_dim + " < " + num(row_size) + " && " + col_dim + " < " +
+                num(col_size) + ") {");
+      out_.line("const idx_t at = " + offset + ";");
+      out_.line("const int sh = (int)(at & " + num(V - 1) + ");");
+      out_.line("if (" + col_dim + " + " + num(V) + " <= " + num(col_size) +
+                " && (sh == 0 || at - sh + " + num(2 * V) + " <= " + num(o.buffer_elements) +
+                ")) {");
+      out_.line("const uint4* const w = (const uint4*)(" + buf + " + (at - sh));");
+      out_.line("const uint4 lo = w[0];");
+      out_.line("x = sh == 0 ? lo : mdh_shift16(lo, w[1], sh * 2);");
+      out_.line("} else {");
+      out_.line("unsigned int e[" + num(V) + "];");
+      loop("for (int j = 0; j < " + num(V) + "; ++j)");
+      out_.line("e[j] = " + col_dim + " + j < " + num(col_size) + " ? (unsigned int)" + buf +
+                "[at + j] : 0u;");
+      out_.line(
+          "x = make_uint4(e[0] | e[1] << 16, e[2] | e[3] << 16, e[4] | e[5] << 16, "
+          "e[6] | e[7] << 16);");
+      out_.line("}");
+      out_.line("}");
+      out_.line("*(uint4*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " + num(o.stage_bytes) +
+                " + (" + dst + ") * 2) = x;");
     } else {
       out_.line("const " + ty + " v = " + row_dim + " < " + num(row_size) + " && " + col_dim +
                 " < " + num(col_size) + " ? " + buf + "[" + offset + "] : (" + ty + ")0;");

@@ -214,7 +214,7 @@ inline void simulate_mma(const kernel_plan& p, const std::vector<buffer_ref>& in
         }
       return;
     }
-    const std::int64_t V = o.async_copy ? o.chunk : 1;
+    const std::int64_t V = o.async_copy || o.shifted_copy ? o.chunk : 1;
     for (std::int64_t r = 0; r < o.rows; ++r)
       for (std::int64_t col = 0; col < o.cols; col += V) {
         const std::int64_t row_lin = (o.k_contiguous ? mn_blk : k_blk) + r;

@@ -175,6 +175,18 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                    : holds();
       });
   // ---- end mma_stage_out ----
+  // ---- mma_shift (shifted 16-byte tile copies; where a tile has unaligned rows, mma.hpp) ----
+  add("mma = 0: the mma_* parameters at their defaults", {"mma", "mma_shift"}, [](values v) {
+    return v[0] == 0 && v[1] != 0
+               ? broken("mma_shift", "mma_shift=" + str(v[1]) + " with mma=0 (default 0)")
+               : holds();
+  });
+  add("mma_shift in {0 = element copies, 1 = shifted 16-byte chunks}", {"mma", "mma_shift"},
+      [](values v) {
+        return v[0] != 0 && v[1] != 0 && v[1] != 1 ? broken("mma_shift", "mma_shift=" + str(v[1]))
+                                                   : holds();
+      });
+  // ---- end mma_shift ----
   const std::string device = limits.name;
   const bool cuda = limits.cuda;
   add("mma needs a CUDA device", {"mma"}, [cuda, device](values v) {

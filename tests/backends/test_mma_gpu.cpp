@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <backends/cuda/device_buffer.hpp>
 #include <backends/cuda/program.hpp>
 #include <mdh/lower/random_config.hpp>
 #include <tuning/start_configurations.hpp>
@@ -153,6 +154,29 @@ TEST_CASE("CUDA: one MMA bf16 matmul at 256^3") {
   REQUIRE_MESSAGE(msg.empty(), msg);
 }
 
+TEST_CASE("CUDA: an MMA operand copied in 16-byte chunks off the 16-byte grid is refused") {
+  gpu_or_skip();
+  auto op = ops::matmul<bf16>();
+  for (std::vector<std::int64_t> s : {std::vector<std::int64_t>{256, 256, 256},   // cp.async
+                                      std::vector<std::int64_t>{97, 101, 77}}) {  // shifted
+    auto c = lower::default_config(op.ir(), s);
+    c.mma.on = 1, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.warps_m = 2, c.mma.warps_n = 2;
+    c.mma.tile_m = 64, c.mma.tile_n = 64, c.mma.tile_k = 32, c.mma.stages = 3;
+    c.mma.shift = lower::mma_shift_applies(op.ir(), s) ? 1 : 0;
+    c.vec = 1;  // not the vector accesses' check: the copies' own
+    cuda::program prog(dev(), lower::lower(op.ir(), s, c, dev().limits()));
+    REQUIRE((prog.plan().mma.a.async_copy || prog.plan().mma.a.shifted_copy));
+    dev().make_current();
+    cuda::device_buffer<bf16> a(std::size_t(s[0] * s[2] + 8)), b(std::size_t(s[2] * s[1])),
+        out(std::size_t(s[0] * s[1]));
+    const std::vector<CUdeviceptr> in{a.get() + 2, b.get()}, o{out.get()};
+    CHECK_THROWS_WITH_AS(prog.launch(in, o),
+                         doctest::Contains("tile copies read input 0 ('in0') in 16-byte chunks "
+                                           "and need it aligned to 16 bytes"),
+                         error);
+  }
+}
+
 TEST_CASE("CUDA: random MMA configurations of every contraction and type match the reference") {
   gpu_or_skip();
   auto lim = dev().limits();
@@ -224,9 +248,14 @@ TEST_CASE("CUDA: MMA matmuls at odd and BERT sizes match the reference") {
   auto check = [&](const auto& op, std::vector<std::int64_t> s, int configs) {
     auto d = test::make_case_data(op, s, 5);
     std::vector<lower::kernel_plan> plans;
-    for (int k = 0; k < configs; ++k)
-      plans.push_back(
-          lower::lower(op.ir(), s, lower::random_mma_config(op.ir(), s, lim, rng), lim));
+    for (int k = 0; k < configs; ++k) {
+      auto c = lower::random_mma_config(op.ir(), s, lim, rng);
+      plans.push_back(lower::lower(op.ir(), s, c, lim));
+      if (lower::mma_shift_applies(op.ir(), s)) {  // and with shifted 16-byte tile copies
+        c.mma.shift = 1;
+        plans.push_back(lower::lower(op.ir(), s, c, lim));
+      }
+    }
     for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, s[2]);
       REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", msg);
@@ -340,9 +369,14 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
   auto check = [&](const auto& op, std::vector<std::int64_t> s, int configs) {
     auto d = test::make_case_data(op, s, 5);
     std::vector<lower::kernel_plan> plans;
-    for (int k = 0; k < configs; ++k)
-      plans.push_back(
-          lower::lower(op.ir(), s, lower::random_wgmma_config(op.ir(), s, lim, rng), lim));
+    for (int k = 0; k < configs; ++k) {
+      auto c = lower::random_wgmma_config(op.ir(), s, lim, rng);
+      plans.push_back(lower::lower(op.ir(), s, c, lim));
+      if (lower::mma_shift_applies(op.ir(), s)) {  // and with shifted 16-byte tile copies
+        c.mma.shift = 1;
+        plans.push_back(lower::lower(op.ir(), s, c, lim));
+      }
+    }
     for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, s[2]);
       REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", msg);

@@ -583,6 +583,117 @@ TEST_CASE(
 
 // --- mma = 2: warpgroup MMA (wgmma.mma_async, sm_90a) -------------------------------------------
 
+TEST_CASE(
+    "rows of odd length: 16-bit tiles move in shifted 16-byte chunks, wgmma issues before the "
+    "register copies, and the plans compute the product") {
+  auto lim = lower::h200_limits();
+  cuda::module_cache cache("");
+  auto plan_of = [&](const ir::computation& x, std::vector<std::int64_t> s, lower::mma_config m) {
+    auto c = lower::default_config(x, s);
+    c.mma = m;
+    return lower::lower(x, s, c, lim);
+  };
+  lower::mma_config m;
+  m.on = 1, m.m = 0, m.n = 1, m.k = 2, m.warps_m = 2, m.warps_n = 2, m.tile_m = 64, m.tile_n = 64;
+  m.tile_k = 32, m.stages = 3, m.shift = 1;
+  lower::mma_config w = m;  // wgmma: one warpgroup of 64 x 64, swizzled
+  w.on = 2, w.warps_m = 1, w.warps_n = 1, w.swizzle = 1;
+  // rows of 77 (A) and 101 (B) elements: no chunk is provably aligned, every one shifted
+  const std::vector<std::int64_t> odd{97, 101, 77};
+  const auto bf = ops::matmul<bf16>().ir();
+  CHECK(lower::mma_shift_applies(bf, odd));
+  CHECK(!lower::mma_shift_applies(bf, {256, 256, 256}));
+  CHECK(!lower::mma_shift_applies(ops::matmul<float>().with_precision(ir::precision::tf32).ir(),
+                                  odd));
+  for (const auto& cfg : {m, w}) {
+    INFO("mma = " << cfg.on);
+    // mma_shift = 0: element copies, the step's copies before its wgmmas (as before the
+    // parameter existed)
+    lower::mma_config off = cfg;
+    off.shift = 0;
+    auto e = plan_of(bf, odd, off);
+    CHECK(!e.mma.a.shifted_copy);
+    CHECK(e.mma.a.copies_per_thread == e.mma.block_m * 32 / e.threads);
+    const std::string es = cuda::emit(e);
+    CHECK(!has(es, "mdh_shift16"));
+    if (cfg.on == 2) {
+      const auto loop = es.find("for (int step = ");
+      CHECK(es.find("load_step(next", loop) < es.find("wgmma.commit_group.sync.aligned", loop));
+    }
+    auto p = plan_of(bf, odd, cfg);
+    CHECK(!p.mma.a.async_copy);
+    CHECK(p.mma.a.shifted_copy);
+    CHECK(p.mma.b.shifted_copy);
+    CHECK(p.mma.a.buffer_elements == 97 * 77);
+    CHECK(p.mma.b.buffer_elements == 77 * 101);
+    // chunks of 8 per thread, not elements: A is block_m x 32 per stage
+    CHECK(p.mma.a.copies_per_thread == p.mma.block_m * 32 / 8 / p.threads);
+    CHECK(has(lower::to_string(p), "16-byte chunks through registers, shifted"));
+    const std::string src = cuda::emit(p);
+    CHECK(has(src, "static __device__ __forceinline__ uint4 mdh_shift16("));
+    CHECK(has(src, "x = sh == 0 ? lo : mdh_shift16(lo, w[1], sh * 2);"));
+    // the second vector of the buffer's last chunks would end past it: those read elements
+    CHECK(has(src, "(sh == 0 || at - sh + 16 <= 7469))"));
+    auto mod = cuda::compile(p, "sm_90", cache);
+    CHECK(has(mod->ptx, "ld.global.nc.v4"));
+    CHECK(has(mod->ptx, "prmt.b32"));
+    CHECK(!has(mod->log, "wgmma.mma_async instructions are serialized"));
+    if (cfg.on == 2) {  // the step's wgmmas are committed before the next step's copies
+      const auto loop = src.find("for (int step = ");
+      REQUIRE(loop != std::string::npos);
+      const auto commit = src.find("wgmma.commit_group.sync.aligned", loop);
+      const auto copy = src.find("load_step(next", loop);
+      const auto wait = src.find("wgmma.wait_group.sync.aligned", loop);
+      CHECK(commit < copy);
+      CHECK(copy < wait);
+    }
+    auto d = test::make_case_data(ops::matmul<bf16>(), odd, 41);
+    auto msg = simulated_mismatch(p, d, 77);
+    CHECK_MESSAGE(msg.empty(), msg);
+  }
+  // the parameter: written only when 1, read back, refused without mma or outside {0, 1}
+  auto c = lower::default_config(bf, odd);
+  c.mma = w;
+  CHECK(lower::to_map(c).at("mma_shift") == 1);
+  CHECK(lower::config_from_json(nlohmann::json(c), bf) == c);
+  c.mma.shift = 0;
+  CHECK(!lower::to_map(c).count("mma_shift"));
+  c.mma.shift = 2;
+  CHECK(has(error_of([&] { lower::check(c, bf, odd, lim); }), "mma_shift in {0 = element"));
+  auto plain = lower::default_config(bf, odd);
+  plain.mma.shift = 1;
+  CHECK(has(error_of([&] { lower::check(plain, bf, odd, lim); }), "mma_shift=1 with mma=0"));
+  // the tuner's space has it where it applies; the starts try it
+  auto names = [&](const std::vector<std::int64_t>& s) {
+    std::set<std::string> n;
+    for (auto& t : tuning::make_parameters(bf, s, lim)) n.insert(t.name());
+    return n;
+  };
+  CHECK(names(odd).count("mma_shift"));
+  CHECK(!names({256, 256, 256}).count("mma_shift"));
+  int shifted_starts = 0;
+  for (auto& st : tuning::start_configurations(bf, odd, lim)) shifted_starts += st.mma.shift != 0;
+  CHECK(shifted_starts >= 1);
+  // aligned rows keep cp.async (and wgmma its order: copies, then the step's wgmmas)
+  auto al = plan_of(ops::matmul<bf16>().ir(), {256, 256, 256}, w);
+  CHECK(al.mma.a.async_copy);
+  CHECK(!al.mma.a.shifted_copy);
+  const std::string as = cuda::emit(al);
+  CHECK(!has(as, "mdh_shift16"));
+  const auto loop = as.find("for (int step = ");
+  CHECK(as.find("load_step(next", loop) < as.find("wgmma.commit_group.sync.aligned", loop));
+  // TF32 rounds what each thread copied element by element: no shifted chunks
+  auto tf = plan_of(ops::matmul<float>().with_precision(ir::precision::tf32).ir(), odd, m);
+  CHECK(!tf.mma.a.shifted_copy);
+  CHECK(!tf.mma.b.shifted_copy);
+  // a gathered NCHW image (a fused K axis, not one run in memory) stays element copies
+  lower::mma_config mn = m;
+  mn.m = 3, mn.n = 1, mn.k = 6, mn.fuse_m = 0b101, mn.fuse_k = 0b110000;
+  auto nc = plan_of(ops::mcc_nchw<bf16>().ir(), {4, 64, 14, 14, 32, 3, 3}, mn);
+  CHECK(!nc.mma.a.async_copy);
+  CHECK(!nc.mma.a.shifted_copy);
+}
+
 TEST_CASE("wgmma (mma = 2): the rules keep it to sm_90 and its tiles, saying why") {
   auto lim = lower::h200_limits();
   std::vector<std::int64_t> s{256, 256, 128};
