@@ -24,7 +24,7 @@
 //              parameters above are not read (each MMA point repeats over them), with mma = 0 the
 //              mma_* sit at their defaults (rules.hpp), so spaces without it are unchanged
 //   mma_stage_out  the staged epilogue (0/1), in the same spaces as the tensor-core parameters
-//   mma_shift      shifted 16-byte tile copies (0/1), only where a 16-bit operand's tile rows may
+//   mma_shift      shifted 16-byte tile copies (0/1), only where an operand's tile rows may
 //                  start off the 16-byte grid (lower::mma_shift_applies)
 // with two exceptions:
 //   t_sm_steps_d  instead of t_sm_d: the shared-memory tile in steps of thr_d * t_rm_d (1, 2, 4),

@@ -43,9 +43,10 @@ class dialect final : public lower::c_dialect {
       "static __device__ __forceinline__ unsigned int mdh_tf32_lo(float x, unsigned int hi) {\n"
       "  return __float_as_uint(x - __uint_as_float(hi)) & 0xffffe000u;\n"
       "}\n";
-  // mma_operand::shifted_copy: the 16 bytes from byte s (even, 2..14) of the 32 bytes lo, hi,
-  // i.e. the eight 16-bit elements of a chunk that starts s / 2 elements into lo. Selects and
-  // byte permutes, no indexing at run time (which would put the words in local memory).
+  // mma_operand::shifted_copy: the 16 bytes from byte s (2..14: even for 16-bit elements, a
+  // multiple of 4 for floats) of the 32 bytes lo, hi, i.e. the chunk that starts s bytes into
+  // lo. Selects and byte permutes, no indexing at run time (which would put the words in local
+  // memory).
   static constexpr const char* shift16 =
       "// a 16-byte chunk that starts s bytes (even) into the aligned vector lo, hi its successor\n"
       "static __device__ __forceinline__ uint4 mdh_shift16(uint4 lo, uint4 hi, int s) {\n"

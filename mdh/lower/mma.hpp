@@ -115,9 +115,9 @@ inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_
     if (d != contiguous && !(linear && on_axis) && f.coeff[d] % x.chunk != 0) x.async_copy = false;
   }
   // Shifted chunks (mma_shift = 1): one dimension along the contiguous index with coefficient
-  // 1, whole chunks per tile row, 16-bit elements (TF32's rounding pass assumes element copies).
-  x.shifted_copy = p.cfg.mma.shift != 0 && !x.async_copy && !tf32 && elem == 2 &&
-                   axis.size() == 1 && f.coeff[contiguous] == 1 && x.cols % x.chunk == 0;
+  // 1, whole chunks per tile row (8 16-bit elements or 4 TF32-read floats).
+  x.shifted_copy = p.cfg.mma.shift != 0 && !x.async_copy && axis.size() == 1 &&
+                   f.coeff[contiguous] == 1 && x.cols % x.chunk == 0;
   x.buffer_elements = p.inputs[o.input].elements;
   const std::int64_t copies = x.rows * x.cols / (x.async_copy || x.shifted_copy ? x.chunk : 1);
   x.copies_per_thread = ceil_div(copies, p.threads);
@@ -129,26 +129,26 @@ inline mma_operand mma_operand_tile(const kernel_plan& p, const ir::contraction_
 
 }  // namespace detail
 
-// Where mma_shift can change a kernel of `comp` at `sizes`: some 16-bit operand of its
-// contraction is read with coefficient 1 along a dimension while another coefficient or the
-// constant is not a multiple of the 16-byte chunk, so a tile row may start off the 16-byte grid
-// (a 1023 x 1027 matrix's rows). Elsewhere every chunk is aligned (cp.async) or gathered, and the
-// tuner's space leaves the parameter out.
+// Where mma_shift can change a kernel of `comp` at `sizes`: some operand of its contraction is
+// read with coefficient 1 along a dimension while another coefficient or the constant is not a
+// multiple of the 16-byte chunk (8 16-bit elements, 4 floats), so a tile row may start off the
+// 16-byte grid (a 1023 x 1027 matrix's rows). Elsewhere every chunk is aligned (cp.async) or
+// gathered, and the tuner's space leaves the parameter out.
 inline bool mma_shift_applies(const ir::computation& comp, const std::vector<std::int64_t>& sizes) {
   const mma_support s = mma_supported(comp);
-  if (!s || *s.instruction == mma_instruction::m16n8k8_tf32) return false;
+  if (!s) return false;
   for (const ir::contraction_operand* o : {&s.contraction->a, &s.contraction->b}) {
-    if (size_of(o->type) != 2) continue;
+    const std::int64_t chunk = 16 / std::int64_t(size_of(o->type));
     global_buffer g;
     g.shape = ir::buffer_shape(comp, comp.inputs[o->input], sizes);
     g.stride.assign(g.shape.size(), 1);
     for (std::size_t j = g.shape.size(); j-- > 1;) g.stride[j - 1] = g.stride[j] * g.shape[j];
     const flat_access f = flatten(comp.inputs[o->input].accesses[o->access], g, comp.rank());
-    bool unit = false, aligned = f.constant % 8 == 0;
+    bool unit = false, aligned = f.constant % chunk == 0;
     for (std::int64_t c : f.coeff) {
       if (c == 1 && !unit)
         unit = true;
-      else if (c % 8 != 0)
+      else if (c % chunk != 0)
         aligned = false;
     }
     if (unit && !aligned) return true;

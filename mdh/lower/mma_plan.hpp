@@ -91,13 +91,13 @@ struct mma_operand {
   // the tile's contiguous index is strided or not one run in memory (an NCHW image's fused
   // M = n*p*q, its w = q + s mixing an M and a K dimension).
   bool async_copy = false;
-  // Where cp.async cannot copy because some chunk does not start 16-byte aligned (a row of odd
-  // length: A(i, k) of a 1023 x 1027 product) but the contiguous index walks memory with
-  // coefficient 1 along one dimension, 16-bit tiles still move in 16-byte chunks through
+  // mma_shift = 1: where cp.async cannot copy because some chunk does not start 16-byte aligned
+  // (a row of odd length: A(i, k) of a 1023 x 1027 product) but the contiguous index walks
+  // memory with coefficient 1 along one dimension, tiles still move in 16-byte chunks through
   // registers: the two aligned vectors that hold a chunk are loaded and shifted into it
-  // (mdh_shift16), then stored to the tile as one vector; chunks that cross the edge of the
-  // tensor or whose second vector would end past the buffer (`buffer_elements`) fall back to
-  // elements. Not with TF32 (its rounding pass walks element copies).
+  // (mdh_shift16), then stored to the tile as one vector (TF32's rounding pass then walks the
+  // same chunks); chunks that cross the edge of the tensor or whose second vector would end
+  // past the buffer (`buffer_elements`) fall back to elements.
   bool shifted_copy = false;
   std::int64_t buffer_elements = 0;    // the input's elements (shifted_copy's bound)
   std::int64_t copies_per_thread = 0;  // chunks (async, shifted) or elements, rounded up

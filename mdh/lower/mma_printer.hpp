@@ -712,7 +712,7 @@ class mma_printer {
     for (const mma_operand* o : {&m_.a, &m_.b}) {
       const bool lands = o == &m_.a ? m_.land_a : m_.land_b;
       const mma_operand& src = !lands ? *o : o == &m_.a ? m_.a_land : m_.b_land;
-      const std::int64_t V = src.async_copy ? src.chunk : 1;
+      const std::int64_t V = src.async_copy || src.shifted_copy ? src.chunk : 1;
       const std::int64_t per_row = src.cols / V, total = src.rows * per_row;
       loop("for (int q = 0; q < " + num(src.copies_per_thread) + "; ++q) {");
       out_.line("const int c = tid + q * " + num(p_.threads) + ";");
@@ -822,19 +822,20 @@ class mma_printer {
                 ")) {");
       out_.line("const uint4* const w = (const uint4*)(" + buf + " + (at - sh));");
       out_.line("const uint4 lo = w[0];");
-      out_.line("x = sh == 0 ? lo : mdh_shift16(lo, w[1], sh * 2);");
+      out_.line("x = sh == 0 ? lo : mdh_shift16(lo, w[1], sh * " + num(elem) + ");");
       out_.line("} else {");
       out_.line("unsigned int e[" + num(V) + "];");
       loop("for (int j = 0; j < " + num(V) + "; ++j)");
-      out_.line("e[j] = " + col_dim + " + j < " + num(col_size) + " ? (unsigned int)" + buf +
-                "[at + j] : 0u;");
-      out_.line(
-          "x = make_uint4(e[0] | e[1] << 16, e[2] | e[3] << 16, e[4] | e[5] << 16, "
-          "e[6] | e[7] << 16);");
+      const std::string bits =
+          elem == 2 ? "(unsigned int)" + buf + "[at + j]" : "__float_as_uint(" + buf + "[at + j])";
+      out_.line("e[j] = " + col_dim + " + j < " + num(col_size) + " ? " + bits + " : 0u;");
+      out_.line(elem == 2 ? "x = make_uint4(e[0] | e[1] << 16, e[2] | e[3] << 16, e[4] | e[5] << "
+                            "16, e[6] | e[7] << 16);"
+                          : "x = make_uint4(e[0], e[1], e[2], e[3]);");
       out_.line("}");
       out_.line("}");
       out_.line("*(uint4*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " + num(o.stage_bytes) +
-                " + (" + dst + ") * 2) = x;");
+                " + (" + dst + ") * " + num(elem) + ") = x;");
     } else {
       out_.line("const " + ty + " v = " + row_dim + " < " + num(row_size) + " && " + col_dim +
                 " < " + num(col_size) + " ? " + buf + "[" + offset + "] : (" + ty + ")0;");

@@ -4,11 +4,12 @@
 // TF32; matmul, batched with B transposed, transposed, convolutions NHWC and NCHW (strides 1, 2)
 // as implicit GEMMs, TCCG), the tensor-core starts of the convolutions and contractions (fused
 // first) also at a 14x14 NCHW size, and matmuls at odd sizes (997 x 1009 x 769: partial tiles and
-// unaligned rows everywhere) and at a BERT size, match mdh::reference within
-// mdh::tuning::tolerance. A failure prints the configuration as JSON (a parameter file's "config"),
-// the plan, and the first elements off by more than the tolerance allows. The same for wgmma (mma =
-// 2, sm_90 only) at the end: random configurations of every case (bf16, f16, TF32), odd sizes,
-// epilogues.
+// unaligned rows everywhere, each configuration also with mma_shift = 1) and at a BERT size,
+// match mdh::reference within mdh::tuning::tolerance. A failure prints the configuration as JSON
+// (a parameter file's "config"), the plan, and the first elements off by more than the tolerance
+// allows. The same for wgmma (mma = 2, sm_90 only) at the end: random configurations of every
+// case (bf16, f16, TF32), odd sizes, epilogues. Inputs that a tile copy reads in 16-byte chunks
+// but that start off the 16-byte grid are refused at launch.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -35,6 +36,17 @@ namespace {
 cuda::device& dev() {
   static cuda::device d(0);
   return d;
+}
+
+// c's plan, and where mma_shift can change it also that of c with shifted tile copies.
+void push_with_shifted(std::vector<lower::kernel_plan>& plans, const ir::computation& x,
+                       const std::vector<std::int64_t>& s, lower::config c,
+                       const lower::device_limits& lim) {
+  plans.push_back(lower::lower(x, s, c, lim));
+  if (lower::mma_shift_applies(x, s)) {
+    c.mma.shift = 1;
+    plans.push_back(lower::lower(x, s, c, lim));
+  }
 }
 
 template <class T>
@@ -248,14 +260,8 @@ TEST_CASE("CUDA: MMA matmuls at odd and BERT sizes match the reference") {
   auto check = [&](const auto& op, std::vector<std::int64_t> s, int configs) {
     auto d = test::make_case_data(op, s, 5);
     std::vector<lower::kernel_plan> plans;
-    for (int k = 0; k < configs; ++k) {
-      auto c = lower::random_mma_config(op.ir(), s, lim, rng);
-      plans.push_back(lower::lower(op.ir(), s, c, lim));
-      if (lower::mma_shift_applies(op.ir(), s)) {  // and with shifted 16-byte tile copies
-        c.mma.shift = 1;
-        plans.push_back(lower::lower(op.ir(), s, c, lim));
-      }
-    }
+    for (int k = 0; k < configs; ++k)
+      push_with_shifted(plans, op.ir(), s, lower::random_mma_config(op.ir(), s, lim, rng), lim);
     for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, s[2]);
       REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", msg);
@@ -369,14 +375,8 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
   auto check = [&](const auto& op, std::vector<std::int64_t> s, int configs) {
     auto d = test::make_case_data(op, s, 5);
     std::vector<lower::kernel_plan> plans;
-    for (int k = 0; k < configs; ++k) {
-      auto c = lower::random_wgmma_config(op.ir(), s, lim, rng);
-      plans.push_back(lower::lower(op.ir(), s, c, lim));
-      if (lower::mma_shift_applies(op.ir(), s)) {  // and with shifted 16-byte tile copies
-        c.mma.shift = 1;
-        plans.push_back(lower::lower(op.ir(), s, c, lim));
-      }
-    }
+    for (int k = 0; k < configs; ++k)
+      push_with_shifted(plans, op.ir(), s, lower::random_wgmma_config(op.ir(), s, lim, rng), lim);
     for (auto& plan : test::precompiled(std::move(plans), dev())) {
       auto msg = run_and_explain(plan, d, s[2]);
       REQUIRE_MESSAGE(msg.empty(), op.ir().name, " ", msg);

@@ -56,6 +56,20 @@ std::string error_of(const auto& f) {
   }
   return "";
 }
+// The plan of x at s with the default configuration's SIMT part and tensor-core parameters m.
+lower::kernel_plan plan_with_mma(const ir::computation& x, const std::vector<std::int64_t>& s,
+                                 const lower::mma_config& m, const lower::device_limits& lim) {
+  auto c = lower::default_config(x, s);
+  c.mma = m;
+  return lower::lower(x, s, c, lim);
+}
+// mma = 1 over (i, j, k): 2 x 2 warps of 64 x 64, K steps of 32, three stages.
+lower::mma_config matmul_mma() {
+  lower::mma_config m;
+  m.on = 1, m.m = 0, m.n = 1, m.k = 2, m.warps_m = 2, m.warps_n = 2, m.tile_m = 64, m.tile_n = 64;
+  m.tile_k = 32, m.stages = 3;
+  return m;
+}
 }  // namespace
 
 TEST_CASE("contractions are recognised with the role of every dimension, or why not") {
@@ -152,13 +166,9 @@ TEST_CASE(
     "the plan reads transposed tiles with ldmatrix.trans and copies aligned chunks by cp.async") {
   auto lim = lower::h200_limits();
   auto plan_of = [&](const ir::computation& x, std::vector<std::int64_t> s, lower::mma_config m) {
-    auto c = lower::default_config(x, s);
-    c.mma = m;
-    return lower::lower(x, s, c, lim);
+    return plan_with_mma(x, s, m, lim);
   };
-  lower::mma_config m;
-  m.on = 1, m.m = 0, m.n = 1, m.k = 2, m.warps_m = 2, m.warps_n = 2, m.tile_m = 64, m.tile_n = 64;
-  m.tile_k = 32, m.stages = 3;
+  lower::mma_config m = matmul_mma();
   // C = A B: A is K-contiguous (ldmatrix), B is N-contiguous (ldmatrix.trans)
   auto p = plan_of(ops::matmul<bf16>().ir(), {256, 256, 256}, m);
   CHECK(p.mma.a.load == lower::mma_fragment_load::ldmatrix);
@@ -589,13 +599,10 @@ TEST_CASE(
   auto lim = lower::h200_limits();
   cuda::module_cache cache("");
   auto plan_of = [&](const ir::computation& x, std::vector<std::int64_t> s, lower::mma_config m) {
-    auto c = lower::default_config(x, s);
-    c.mma = m;
-    return lower::lower(x, s, c, lim);
+    return plan_with_mma(x, s, m, lim);
   };
-  lower::mma_config m;
-  m.on = 1, m.m = 0, m.n = 1, m.k = 2, m.warps_m = 2, m.warps_n = 2, m.tile_m = 64, m.tile_n = 64;
-  m.tile_k = 32, m.stages = 3, m.shift = 1;
+  lower::mma_config m = matmul_mma();
+  m.shift = 1;
   lower::mma_config w = m;  // wgmma: one warpgroup of 64 x 64, swizzled
   w.on = 2, w.warps_m = 1, w.warps_n = 1, w.swizzle = 1;
   // rows of 77 (A) and 101 (B) elements: no chunk is provably aligned, every one shifted
@@ -603,8 +610,10 @@ TEST_CASE(
   const auto bf = ops::matmul<bf16>().ir();
   CHECK(lower::mma_shift_applies(bf, odd));
   CHECK(!lower::mma_shift_applies(bf, {256, 256, 256}));
+  CHECK(
+      lower::mma_shift_applies(ops::matmul<float>().with_precision(ir::precision::tf32).ir(), odd));
   CHECK(!lower::mma_shift_applies(ops::matmul<float>().with_precision(ir::precision::tf32).ir(),
-                                  odd));
+                                  {256, 256, 256}));
   for (const auto& cfg : {m, w}) {
     INFO("mma = " << cfg.on);
     // mma_shift = 0: element copies, the step's copies before its wgmmas (as before the
@@ -682,10 +691,29 @@ TEST_CASE(
   CHECK(!has(as, "mdh_shift16"));
   const auto loop = as.find("for (int step = ");
   CHECK(as.find("load_step(next", loop) < as.find("wgmma.commit_group.sync.aligned", loop));
-  // TF32 rounds what each thread copied element by element: no shifted chunks
-  auto tf = plan_of(ops::matmul<float>().with_precision(ir::precision::tf32).ir(), odd, m);
-  CHECK(!tf.mma.a.shifted_copy);
-  CHECK(!tf.mma.b.shifted_copy);
+  // TF32 and split TF32: chunks of 4 floats, which the rounding pass then walks as it walks
+  // cp.async's; wgmma reads TF32 K-major only, so its B (N-contiguous in memory) is gathered
+  for (ir::precision pr : {ir::precision::tf32, ir::precision::tf32x3}) {
+    const auto op = ops::matmul<float>().with_precision(pr);
+    auto d = test::make_case_data(op, odd, 43);
+    for (auto cfg : {m, w}) {
+      INFO("precision " << int(pr) << ", mma = " << cfg.on);
+      cfg.swizzle = cfg.on == 2 ? 1 : 0, cfg.tile_k = 16;
+      auto tf = plan_of(op.ir(), odd, cfg);
+      CHECK(tf.mma.a.shifted_copy);
+      CHECK(tf.mma.a.chunk == 4);
+      CHECK(tf.mma.a.copies_per_thread == tf.mma.block_m * 16 / 4 / tf.threads);
+      CHECK(tf.mma.b.shifted_copy == (cfg.on == 1));
+      const std::string ts = cuda::emit(tf);
+      CHECK(has(ts, "x = sh == 0 ? lo : mdh_shift16(lo, w[1], sh * 4);"));
+      CHECK(has(ts, "e[j] = e2 + j < 77 ? __float_as_uint(in0[at + j]) : 0u;"));
+      CHECK(has(ts, "round_step(") == (cfg.on == 2));  // mma.sync rounds as it reads
+      auto mod = cuda::compile(tf, "sm_90", cache);
+      CHECK(has(mod->ptx, "ld.global.nc.v4"));
+      auto msg = simulated_mismatch(tf, d, 77);
+      CHECK_MESSAGE(msg.empty(), msg);
+    }
+  }
   // a gathered NCHW image (a fused K axis, not one run in memory) stays element copies
   lower::mma_config mn = m;
   mn.m = 3, mn.n = 1, mn.k = 6, mn.fuse_m = 0b101, mn.fuse_k = 0b110000;
