@@ -95,11 +95,11 @@ struct mma_config {
   // global memory row by row in 16-byte stores (the staged epilogue, mma_plan::stage_out); 0 =
   // written from the registers.
   std::int64_t stage_out = 0;
-  // mma_shift: 1 = tiles (16-bit, or TF32-read f32) whose rows do not start 16-byte aligned (odd row lengths) are
-  // copied in 16-byte chunks shifted from two aligned loads (mma_operand::shifted_copy), and a
-  // wgmma kernel that copies through registers issues the step's wgmmas before those copies;
-  // 0 = element copies, copies first. The tuner's call: the shifted chunks cost selects and a
-  // second load per chunk, which short rows (K = 33) do not repay.
+  // mma_shift: 1 = tiles (16-bit, or TF32-read f32) whose rows do not start 16-byte aligned (odd
+  // row lengths) are copied in 16-byte chunks shifted from two aligned loads
+  // (mma_operand::shifted_copy), and a wgmma kernel that copies through registers issues the step's
+  // wgmmas before those copies; 0 = element copies, copies first. The tuner's call: the shifted
+  // chunks cost selects and a second load per chunk, which short rows (K = 33) do not repay.
   std::int64_t shift = 0;
   friend bool operator==(const mma_config&, const mma_config&) = default;
 };
