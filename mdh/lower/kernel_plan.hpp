@@ -58,6 +58,19 @@ struct global_buffer {
   friend bool operator==(const global_buffer&, const global_buffer&) = default;
 };
 
+// A dense row-major buffer of this shape: its strides and element count.
+inline global_buffer dense_buffer(std::string name, scalar_type type,
+                                  std::vector<std::int64_t> shape) {
+  global_buffer g;
+  g.name = std::move(name);
+  g.type = type;
+  g.shape = std::move(shape);
+  g.stride.assign(g.shape.size(), 1);
+  for (std::size_t j = g.shape.size(); j-- > 1;) g.stride[j - 1] = g.stride[j] * g.shape[j];
+  for (auto s : g.shape) g.elements *= s;
+  return g;
+}
+
 // A shared-memory copy of the part of an input that one block step reads: a dense box in the
 // buffer's coordinates with base_k = sum_d base_coeff[k][d] * box_start_d + base_const[k].
 // The box is: concat/scan dims: the current rm step (rm_step wide); reduce dims: the sm tile.

@@ -139,10 +139,8 @@ inline bool mma_shift_applies(const ir::computation& comp, const std::vector<std
   if (!s) return false;
   for (const ir::contraction_operand* o : {&s.contraction->a, &s.contraction->b}) {
     const std::int64_t chunk = 16 / std::int64_t(size_of(o->type));
-    global_buffer g;
-    g.shape = ir::buffer_shape(comp, comp.inputs[o->input], sizes);
-    g.stride.assign(g.shape.size(), 1);
-    for (std::size_t j = g.shape.size(); j-- > 1;) g.stride[j - 1] = g.stride[j] * g.shape[j];
+    const global_buffer g =
+        dense_buffer("", o->type, ir::buffer_shape(comp, comp.inputs[o->input], sizes));
     const flat_access f = flatten(comp.inputs[o->input].accesses[o->access], g, comp.rank());
     bool unit = false, aligned = f.constant % chunk == 0;
     for (std::int64_t c : f.coeff) {

@@ -95,14 +95,8 @@ inline void map_threads(kernel_plan& p) {
 // 3. Global buffers: shapes from the index functions, dense row-major.
 inline void global_buffers(kernel_plan& p) {
   auto make = [&](const ir::buffer& b, const std::string& prefix, std::size_t k) {
-    global_buffer g;
-    g.name = prefix + std::to_string(k);
-    g.type = b.type;
-    g.shape = ir::buffer_shape(p.comp, b, p.sizes);
-    g.stride.assign(g.shape.size(), 1);
-    for (std::size_t j = g.shape.size(); j-- > 1;) g.stride[j - 1] = g.stride[j] * g.shape[j];
-    g.elements = 1;
-    for (auto s : g.shape) g.elements *= s;
+    global_buffer g =
+        dense_buffer(prefix + std::to_string(k), b.type, ir::buffer_shape(p.comp, b, p.sizes));
     if (g.elements >= (std::int64_t(1) << 31)) p.index64 = true;
     return g;
   };

@@ -218,14 +218,9 @@ inline void global_buffers(kernel_plan& kp) {
   const auto ps = ir::producer_sizes(x, kp.sizes), cs = ir::consumer_sizes(x, kp.sizes);
   const auto pin = ir::kernel_inputs(x.producer);
   auto make = [&](const ir::buffer& b, const std::string& name, bool producer) {
-    global_buffer g;
-    g.name = name;
-    g.type = b.type;
-    g.shape = producer ? ir::buffer_shape(x.producer, b, ps) : ir::buffer_shape(x.consumer, b, cs);
-    g.stride.assign(g.shape.size(), 1);
-    for (std::size_t j = g.shape.size(); j-- > 1;) g.stride[j - 1] = g.stride[j] * g.shape[j];
-    g.elements = 1;
-    for (auto s : g.shape) g.elements *= s;
+    global_buffer g = dense_buffer(
+        name, b.type,
+        producer ? ir::buffer_shape(x.producer, b, ps) : ir::buffer_shape(x.consumer, b, cs));
     if (g.elements >= (std::int64_t(1) << 31)) kp.index64 = true;
     return g;
   };

@@ -153,7 +153,9 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                                                            {"mma_tma", off.tma},
                                                            {"mma_persistent", off.persistent},
                                                            {"mma_cluster_m", off.cluster_m},
-                                                           {"mma_cluster_n", off.cluster_n}};
+                                                           {"mma_cluster_n", off.cluster_n},
+                                                           {"mma_stage_out", off.stage_out},
+                                                           {"mma_shift", off.shift}};
   for (auto [name, value] : defaults)
     add("mma = 0: the mma_* parameters at their defaults", {"mma", name},
         [name = std::string(name), value](values v) {
@@ -162,31 +164,18 @@ inline void append_mma_rules(std::vector<rule>& rs, const ir::computation& comp,
                               name + "=" + str(v[1]) + " with mma=0 (default " + str(value) + ")")
                      : holds();
         });
-  // ---- mma_stage_out (the staged epilogue; where it applies is the plan's, check.hpp) ----
-  add("mma = 0: the mma_* parameters at their defaults", {"mma", "mma_stage_out"}, [](values v) {
-    return v[0] == 0 && v[1] != 0
-               ? broken("mma_stage_out", "mma_stage_out=" + str(v[1]) + " with mma=0 (default 0)")
-               : holds();
-  });
-  add("mma_stage_out in {0 = from registers, 1 = staged through shared memory}",
-      {"mma", "mma_stage_out"}, [](values v) {
-        return v[0] != 0 && v[1] != 0 && v[1] != 1
-                   ? broken("mma_stage_out", "mma_stage_out=" + str(v[1]))
-                   : holds();
-      });
-  // ---- end mma_stage_out ----
-  // ---- mma_shift (shifted 16-byte tile copies; where a tile has unaligned rows, mma.hpp) ----
-  add("mma = 0: the mma_* parameters at their defaults", {"mma", "mma_shift"}, [](values v) {
-    return v[0] == 0 && v[1] != 0
-               ? broken("mma_shift", "mma_shift=" + str(v[1]) + " with mma=0 (default 0)")
-               : holds();
-  });
-  add("mma_shift in {0 = element copies, 1 = shifted 16-byte chunks}", {"mma", "mma_shift"},
-      [](values v) {
-        return v[0] != 0 && v[1] != 0 && v[1] != 1 ? broken("mma_shift", "mma_shift=" + str(v[1]))
-                                                   : holds();
-      });
-  // ---- end mma_shift ----
+  // ---- the on/off parameters: mma_stage_out (the staged epilogue; where it applies is the
+  // plan's, check.hpp) and mma_shift (shifted 16-byte tile copies; where a tile has unaligned
+  // rows, mma.hpp) ----
+  for (auto [name, meaning] :
+       {std::pair<const char*, const char*>{"mma_stage_out",
+                                            "0 = from registers, 1 = staged through shared memory"},
+        {"mma_shift", "0 = element copies, 1 = shifted 16-byte chunks"}})
+    add(std::string(name) + " in {" + meaning + "}", {"mma", name},
+        [name = std::string(name)](values v) {
+          return v[0] != 0 && v[1] != 0 && v[1] != 1 ? broken(name, name + "=" + str(v[1]))
+                                                     : holds();
+        });
   const std::string device = limits.name;
   const bool cuda = limits.cuda;
   add("mma needs a CUDA device", {"mma"}, [cuda, device](values v) {
