@@ -49,6 +49,10 @@ namespace mdh {
 // 15: the first stage of a 16-bit fused pair whose float outputs (softmax's statistics, float
 //     since generation 14's session) only feed the 16-bit results approximates exp and division
 //     as the second stage does (2026-11-29)
-inline constexpr int kernel_generation = 15;
+// 16: TF32 wgmma kernels round their tiles chunk by chunk with 16-byte loads and stores, and a
+//     landed (M/N-contiguous) operand is copied in 4x4 blocks per thread and transposed from
+//     registers, its 16-byte stores on distinct banks (before: one element per store, 16 lanes
+//     of a warp on one bank) (2026-11-29)
+inline constexpr int kernel_generation = 16;
 
 }  // namespace mdh

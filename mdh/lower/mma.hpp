@@ -440,6 +440,12 @@ inline void mma_tiles(kernel_plan& p) {
     if (lands) {  // the landing tiles last
       land->offset_bytes = p.tiles_bytes;
       p.tiles_bytes += m.stages * land->stage_bytes;
+      // copied in 4x4 blocks, each by one thread, which transposes it once it has landed:
+      // 16-byte loads and stores instead of one 4-byte store per element, 16 lanes of a warp on
+      // one bank (TF32 K tiles are multiples of 8 rows, whole chunks per row: blocks fit)
+      land->copy_rows = 4;
+      land->copies_per_thread =
+          4 * ceil_div(land->rows / 4 * (land->cols / land->chunk), p.threads);
     }
   p.scratch_bytes = 0;
   p.shared_bytes = p.tiles_bytes;

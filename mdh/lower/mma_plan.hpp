@@ -101,7 +101,12 @@ struct mma_operand {
   bool shifted_copy = false;
   std::int64_t buffer_elements = 0;    // the input's elements (shifted_copy's bound)
   std::int64_t copies_per_thread = 0;  // chunks (async, shifted) or elements, rounded up
-  std::vector<std::int64_t> coeff;     // the flat access: offset = sum_d coeff[d] * e_d + constant
+  // A landing tile (mma_plan::land_a/_b) is copied in blocks of 4 rows x one chunk (4x4
+  // floats), each thread copying whole blocks (copies_per_thread = 4 x blocks per thread), so
+  // the rounding pass can transpose each block from registers with 16-byte loads and stores;
+  // 1 elsewhere (one chunk per copy index, row-major).
+  std::int64_t copy_rows = 1;
+  std::vector<std::int64_t> coeff;  // the flat access: offset = sum_d coeff[d] * e_d + constant
   std::int64_t constant = 0;
   mma_fragment_load load = mma_fragment_load::ldmatrix;
   // wgmma (mma = 2) only; 0 elsewhere. The tile is stored in column blocks ("swizzle atoms") of
@@ -143,6 +148,17 @@ inline std::int64_t tile_offset(const mma_operand& o, std::int64_t r, std::int64
   }
   return r * o.pitch + ((c / o.chunk) ^ ((r / o.swizzle_rows) % o.swizzle_chunks)) * o.chunk +
          c % o.chunk;
+}
+
+// A landing tile (copy_rows 4): the first row and column of 4x4 block c (c < rows / 4 * chunks
+// per row). Rows are rotated by half the block's chunk index, so that the eight lanes of a
+// 16-byte access phase (consecutive c: consecutive chunks) load from distinct banks of the
+// landing tile and store their transposed rows into distinct banks of the K-major tile (its
+// swizzle, or an odd pitch in chunks, spreads them). The printer spells the same in C.
+inline std::pair<std::int64_t, std::int64_t> landing_block_origin(const mma_operand& l,
+                                                                  std::int64_t c) {
+  const std::int64_t per_row = l.cols / l.chunk;
+  return {(c / per_row + c % per_row / 2) % (l.rows / 4) * 4, c % per_row * l.chunk};
 }
 
 // wgmma (mma = 2): the byte offset within one stage of operand o's tile at which the matrix
@@ -379,7 +395,8 @@ inline std::string to_string(const mma_plan& m, const std::vector<std::string>& 
       os << "    landing tile " << l.rows << "x" << l.cols << " (" << axis_name(l.k_dims, dim_names)
          << " rows) pitch " << l.pitch << " at byte " << l.offset_bytes << " (+" << l.stage_bytes
          << " per stage), cp.async 16-byte chunks (" << l.copies_per_thread
-         << " per thread), transposed by the rounding pass\n";
+         << " per thread, in blocks of " << l.copy_rows
+         << " rows), transposed block by block by the rounding pass\n";
   }
   os << "  epilogue: f32 accumulators -> " << short_name(m.out_type) << ", " << m.writes.size()
      << " write(s) through the out_view" << (m.pair_store ? " in column pairs" : "")

@@ -698,7 +698,8 @@ class mma_printer {
   // TF32 (wgmma reads the f32 bits of shared memory as they are): round_step(slot) rounds, by
   // cvt.rna.tf32.f32 as mma = 1 and the reference do (split TF32: mdh_tf32_hi/_lo, as mma = 1
   // splits), the elements this thread copied into buffer `slot` (the same index space as
-  // print_copy's), once they have landed.
+  // print_copy's), once they have landed: chunk by chunk with 16-byte loads and stores, a landed
+  // operand 4x4 block by block, transposed in registers.
   void print_round_step() {
     if (m_.split_tf32)
       out_.line(
@@ -707,39 +708,39 @@ class mma_printer {
     else
       out_.line("// TF32: each thread rounds the elements it copied, once they have landed");
     if (m_.land_a || m_.land_b)
-      out_.line("// (an operand that landed M/N-contiguous is written transposed into its tile)");
+      out_.line(
+          "// (an operand that landed M/N-contiguous is written transposed into its tile, by the "
+          "4x4 blocks each thread copied)");
     out_.line("auto round_step = [&](int slot) {");
     for (const mma_operand* o : {&m_.a, &m_.b}) {
       const bool lands = o == &m_.a ? m_.land_a : m_.land_b;
-      const mma_operand& src = !lands ? *o : o == &m_.a ? m_.a_land : m_.b_land;
-      const std::int64_t V = src.async_copy || src.shifted_copy ? src.chunk : 1;
-      const std::int64_t per_row = src.cols / V, total = src.rows * per_row;
-      loop("for (int q = 0; q < " + num(src.copies_per_thread) + "; ++q) {");
-      out_.line("const int c = tid + q * " + num(p_.threads) + ";");
-      out_.line(total % p_.threads != 0 ? "if (c < " + num(total) + ") {" : "{");
-      out_.line("const int r = c / " + num(per_row) + ", col = (c % " + num(per_row) + ") * " +
-                num(V) + ";");
-      out_.line("float* const x = (float*)(mdh_smem + " + num(src.offset_bytes) + " + slot * " +
-                num(src.stage_bytes) + ") + (" + tile_offset(src, "r", "col") + ");");
-      if (lands) {  // landed (K, M/N): element v is (mn = col + v, k = r) of the K-major tile
-        out_.line("float* const t = (float*)(mdh_smem + " + num(o->offset_bytes) + " + slot * " +
-                  num(o->stage_bytes) + ");");
-        if (m_.split_tf32)
-          out_.line("float* const y = (float*)(mdh_smem + " + num(o->lo_offset_bytes) +
-                    " + slot * " + num(o->stage_bytes) + ");");
-        loop("for (int v = 0; v < " + num(V) + "; ++v) {");
-        out_.line("const int at = " + tile_offset(*o, "col + v", "r") + ";");
+      if (lands) {
+        print_transpose_blocks(*o, o == &m_.a ? m_.a_land : m_.b_land);
+        continue;
+      }
+      const std::int64_t V = o->async_copy || o->shifted_copy ? o->chunk : 1;
+      print_copy_index(*o);
+      out_.line("float* const x = (float*)(mdh_smem + " + num(o->offset_bytes) + " + slot * " +
+                num(o->stage_bytes) + ") + (" + tile_offset(*o, "r", "col") + ");");
+      const std::string y = "(float*)(mdh_smem + " + num(o->lo_offset_bytes) + " + slot * " +
+                            num(o->stage_bytes) + ") + (" + tile_offset(*o, "r", "col") + ")";
+      if (V == 4) {  // a chunk: one 16-byte load, one or two 16-byte stores
+        out_.line("float4 w = *(const float4*)x;");
         if (m_.split_tf32) {
-          out_.line("const unsigned int h = mdh_tf32_hi(x[v]);");
-          out_.line("y[at] = __uint_as_float(mdh_tf32_lo(x[v], h));");
-          out_.line("t[at] = __uint_as_float(h);");
+          out_.line(
+              "const uint4 h = make_uint4(mdh_tf32_hi(w.x), mdh_tf32_hi(w.y), "
+              "mdh_tf32_hi(w.z), mdh_tf32_hi(w.w));");
+          out_.line("*(float4*)(" + y +
+                    ") = make_float4(__uint_as_float(mdh_tf32_lo(w.x, h.x)), "
+                    "__uint_as_float(mdh_tf32_lo(w.y, h.y)), __uint_as_float(mdh_tf32_lo(w.z, "
+                    "h.z)), __uint_as_float(mdh_tf32_lo(w.w, h.w)));");
+          out_.line("*(uint4*)x = h;");
         } else {
-          out_.line("t[at] = mdh_tf32(x[v]);");
+          out_.line("w = make_float4(mdh_tf32(w.x), mdh_tf32(w.y), mdh_tf32(w.z), mdh_tf32(w.w));");
+          out_.line("*(float4*)x = w;");
         }
-        out_.line("}");
       } else if (m_.split_tf32) {
-        out_.line("float* const y = (float*)(mdh_smem + " + num(o->lo_offset_bytes) + " + slot * " +
-                  num(o->stage_bytes) + ") + (" + tile_offset(*o, "r", "col") + ");");
+        out_.line("float* const y = " + y + ";");
         loop("for (int v = 0; v < " + num(V) + "; ++v) {");
         out_.line("const unsigned int h = mdh_tf32_hi(x[v]);");
         out_.line("y[v] = __uint_as_float(mdh_tf32_lo(x[v], h));");
@@ -752,6 +753,78 @@ class mma_printer {
       out_.line("}");
     }
     out_.line("};");
+  }
+
+  // The rounding pass of a landed operand: each 4x4 block this thread copied (print_copy_index,
+  // copy_rows 4), rows r..r+3 (K) of the landing tile at columns col..col+3 (M/N), read by four
+  // 16-byte loads and written as four 16-byte stores along K into the K-major tile `o`.
+  void print_transpose_blocks(const mma_operand& o, const mma_operand& src) {
+    const std::int64_t per_row = src.cols / src.chunk, blocks = src.rows / 4 * per_row;
+    loop("for (int q = 0; q < " + num(src.copies_per_thread / 4) + "; ++q) {");
+    out_.line("const int c = tid + q * " + num(p_.threads) + ";");
+    out_.line(blocks % p_.threads != 0 ? "if (c < " + num(blocks) + ") {" : "{");
+    out_.line("const int r = " + block_row(src) + ", col = c % " + num(per_row) + " * " +
+              num(src.chunk) + ";");
+    out_.line("const float* const x = (const float*)(mdh_smem + " + num(src.offset_bytes) +
+              " + slot * " + num(src.stage_bytes) + ");");
+    out_.line("float* const t = (float*)(mdh_smem + " + num(o.offset_bytes) + " + slot * " +
+              num(o.stage_bytes) + ");");
+    if (m_.split_tf32)
+      out_.line("float* const y = (float*)(mdh_smem + " + num(o.lo_offset_bytes) + " + slot * " +
+                num(o.stage_bytes) + ");");
+    for (int i = 0; i < 4; ++i)
+      out_.line("const float4 w" + std::to_string(i) + " = *(const float4*)(x + (" +
+                tile_offset(src, "r + " + std::to_string(i), "col") + "));");
+    static const char* const lane[4] = {"x", "y", "z", "w"};
+    for (int j = 0; j < 4; ++j) {  // column col + j of the block: row col + j of the K-major tile
+      const std::string e = std::string(".") + lane[j];
+      const std::string at = "(" + tile_offset(o, "col + " + std::to_string(j), "r") + ")";
+      if (m_.split_tf32) {
+        out_.line("{");
+        out_.line("const uint4 h = make_uint4(mdh_tf32_hi(w0" + e + "), mdh_tf32_hi(w1" + e +
+                  "), mdh_tf32_hi(w2" + e + "), mdh_tf32_hi(w3" + e + "));");
+        out_.line("*(float4*)(y + " + at + ") = make_float4(__uint_as_float(mdh_tf32_lo(w0" + e +
+                  ", h.x)), __uint_as_float(mdh_tf32_lo(w1" + e +
+                  ", h.y)), __uint_as_float(mdh_tf32_lo(w2" + e +
+                  ", h.z)), __uint_as_float(mdh_tf32_lo(w3" + e + ", h.w)));");
+        out_.line("*(uint4*)(t + " + at + ") = h;");
+        out_.line("}");
+      } else {
+        out_.line("*(float4*)(t + " + at + ") = make_float4(mdh_tf32(w0" + e + "), mdh_tf32(w1" +
+                  e + "), mdh_tf32(w2" + e + "), mdh_tf32(w3" + e + "));");
+      }
+    }
+    out_.line("}");
+    out_.line("}");
+  }
+
+  // The first row of block c of a landing tile (copy_rows 4): landing_block_origin (mma_plan.hpp)
+  // in C.
+  std::string block_row(const mma_operand& src) const {
+    const std::int64_t per_row = src.cols / src.chunk;
+    return "(c / " + num(per_row) + " + c % " + num(per_row) + " / 2) % " + num(src.rows / 4) +
+           " * 4";
+  }
+
+  // The head of a loop over the copy indices of operand o's tile this thread copies: q, the
+  // index c, the guard, and the chunk's (or element's) row r and first column col in the tile;
+  // the caller closes two braces. Landing tiles (copy_rows 4): 4x4 blocks, one per four q.
+  void print_copy_index(const mma_operand& o) {
+    const std::int64_t V = o.async_copy || o.shifted_copy ? o.chunk : 1;
+    const std::int64_t per_row = o.cols / V, total = o.rows * per_row;
+    loop("for (int q = 0; q < " + num(o.copies_per_thread) + "; ++q) {");
+    if (o.copy_rows == 4) {
+      const std::int64_t blocks = total / 4;
+      out_.line("const int c = tid + q / 4 * " + num(p_.threads) + ";  // the thread's 4x4 block");
+      out_.line(blocks % p_.threads != 0 ? "if (c < " + num(blocks) + ") {" : "{");
+      out_.line("const int r = " + block_row(o) + " + q % 4, col = c % " + num(per_row) + " * " +
+                num(V) + ";");
+      return;
+    }
+    out_.line("const int c = tid + q * " + num(p_.threads) + ";");
+    out_.line(total % p_.threads != 0 ? "if (c < " + num(total) + ") {" : "{");
+    out_.line("const int r = c / " + num(per_row) + ", col = (c % " + num(per_row) + ") * " +
+              num(V) + ";");
   }
 
   // load_step(step, slot): the tiles of both operands for `step` into buffer `slot`.
@@ -774,18 +847,10 @@ class mma_printer {
                   const std::string& buf) {
     const std::string mn_blk = axis + "_blk";
     const std::int64_t V = o.async_copy || o.shifted_copy ? o.chunk : 1;
-    const std::int64_t per_row = o.cols / V, total = o.rows * per_row;
     const std::int64_t elem = std::int64_t(size_of(o.type));
     const std::string ty = d_.type(o.type);
     const std::string mn = axis_index(o.mn_dims, axis), k = axis_index(o.k_dims, "k");
-    loop("for (int q = 0; q < " + num(o.copies_per_thread) + "; ++q) {");
-    out_.line("const int c = tid + q * " + num(p_.threads) + ";");
-    if (total % p_.threads != 0)
-      out_.line("if (c < " + num(total) + ") {");
-    else
-      out_.line("{");
-    out_.line("const int r = c / " + num(per_row) + ", col = (c % " + num(per_row) + ") * " +
-              num(V) + ";");
+    print_copy_index(o);
     const std::string row_dim = o.k_contiguous ? mn : k, col_dim = o.k_contiguous ? k : mn;
     const std::string row_blk = o.k_contiguous ? mn_blk : "k_blk",
                       col_blk = o.k_contiguous ? "k_blk" : mn_blk;

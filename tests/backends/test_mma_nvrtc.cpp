@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -576,8 +577,8 @@ TEST_CASE(
       CHECK(plan.mma.b.lo_offset_bytes == hi + plan.mma.b.offset_bytes);
       CHECK(plan.mma.b_land.offset_bytes == 2 * hi);
       CHECK(plan.tiles_bytes == 2 * hi + plan.mma.stages * plan.mma.b_land.stage_bytes);
-      CHECK(has(src, "y[v] = __uint_as_float(mdh_tf32_lo(x[v], h));"));   // A in place
-      CHECK(has(src, "y[at] = __uint_as_float(mdh_tf32_lo(x[v], h));"));  // B transposed
+      CHECK(has(src, "__uint_as_float(mdh_tf32_lo(w.x, h.x))"));   // A in place, by chunks
+      CHECK(has(src, "__uint_as_float(mdh_tf32_lo(w0.x, h.x))"));  // B transposed, by blocks
       CHECK(has(src, "da_lo"));
     }
     CHECK(simulated_mismatch(plan, d, 512).empty());
@@ -589,6 +590,66 @@ TEST_CASE(
   // without tensor cores (mma = 0) the computation is the IEEE one
   auto simt = lower::lower(x, s, lower::default_config(x, s), lim);
   CHECK(!has(cuda::emit(simt), "mdh_tf32(A"));
+}
+
+TEST_CASE(
+    "TF32 wgmma: a landed operand's 4x4 blocks cover its tile once, each copied and transposed by "
+    "one thread, with 16-byte loads and stores on distinct banks (128-byte K rows)") {
+  // The rounding pass transposes what the thread itself copied (cp.async completes per thread),
+  // so the copy must hand each thread whole blocks; the rotation of landing_block_origin keeps
+  // the eight lanes of each 16-byte phase on distinct banks of both tiles.
+  auto lim = lower::h200_limits();
+  const std::vector<std::int64_t> s{256, 384, 512};
+  std::mt19937_64 rng(23);
+  int landed = 0, conflict_free = 0;
+  for (const auto precision : {ir::precision::tf32, ir::precision::tf32x3}) {
+    auto x = ops::matmul<float>().with_precision(precision).ir();
+    for (int k = 0; k < 30; ++k) {
+      auto plan = lower::lower(x, s, lower::random_wgmma_config(x, s, lim, rng), lim);
+      REQUIRE(plan.mma.land_b);  // B(k, j) is N-contiguous
+      const lower::mma_operand &l = plan.mma.b_land, &o = plan.mma.b;
+      INFO(lower::to_string(plan));
+      ++landed;
+      REQUIRE(l.copy_rows == 4);
+      REQUIRE(l.rows % 4 == 0);
+      const std::int64_t per_row = l.cols / l.chunk, blocks = l.rows / 4 * per_row;
+      const std::int64_t T = plan.threads;
+      CHECK(l.copies_per_thread == 4 * ((blocks + T - 1) / T));
+      // every chunk of the landing tile copied exactly once, a block's rows by one thread
+      std::vector<int> copied(std::size_t(l.rows * per_row), 0);
+      for (std::int64_t tid = 0; tid < T; ++tid)
+        for (std::int64_t q = 0; q < l.copies_per_thread; ++q) {
+          const std::int64_t b = tid + q / 4 * T;
+          if (b >= blocks) continue;
+          const auto [r0, col] = lower::landing_block_origin(l, b);
+          ++copied.at(std::size_t((r0 + q % 4) * per_row + col / l.chunk));
+        }
+      CHECK(std::count(copied.begin(), copied.end(), 1) == std::int64_t(copied.size()));
+      // the 16-byte accesses of each phase of eight consecutive blocks (lanes): bank groups
+      // (16-byte chunk index mod 8) of the four loads and the four transposed stores
+      int worst = 1;
+      for (std::int64_t b0 = 0; b0 + 8 <= blocks; b0 += 8)
+        for (int i = 0; i < 4; ++i) {
+          std::array<int, 8> loads{}, stores{};
+          for (std::int64_t b = b0; b < b0 + 8; ++b) {
+            const auto [r0, col] = lower::landing_block_origin(l, b);
+            ++loads[std::size_t(lower::tile_offset(l, r0 + i, col) / 4 % 8)];
+            ++stores[std::size_t(lower::tile_offset(o, col + i, r0) / 4 % 8)];
+          }
+          worst = std::max({worst, *std::max_element(loads.begin(), loads.end()),
+                            *std::max_element(stores.begin(), stores.end())});
+        }
+      INFO("worst phase: ", worst, "-way");
+      // a K-major row of 32 (64) bytes holds two (four) chunks: the eight stores of a phase, all
+      // at the same M/N offset within their chunks, then spread over four (eight) bank groups
+      CHECK(worst <= (o.atom_cols * 4 == 32 ? 4 : 2));
+      if (o.atom_cols * 4 == 128 && per_row % 8 == 0) CHECK(worst == 1);
+      conflict_free += worst == 1;
+      CHECK(has(cuda::emit(plan), "the thread's 4x4 block"));
+    }
+  }
+  CHECK(landed == 60);
+  CHECK(conflict_free > 0);
 }
 
 // --- mma = 2: warpgroup MMA (wgmma.mma_async, sm_90a) -------------------------------------------
