@@ -409,6 +409,46 @@ TEST_CASE("CUDA wgmma: matmuls at odd and BERT sizes, and with epilogues, match 
   CHECK(total == 24);
 }
 
+TEST_CASE("CUDA wgmma: landed TF32 operands, transposed by 4x4 blocks, at every K tile match") {
+  // B(k, j) of a row-major product is N-contiguous: TF32 wgmma lands it so and the rounding pass
+  // transposes each thread's 4x4 blocks into the K-major tile (docs/lowering.md 7.4). K tiles of
+  // 8 to 64 floats (32- to 256-byte K rows), fewer blocks than threads (the guarded copies) and
+  // more (several blocks per thread), M and K odd (A copied by elements), TF32 and split TF32.
+  gpu_or_skip();
+  auto lim = dev().limits();
+  if (!sm90_or_skip(lim)) return;
+  const std::vector<std::int64_t> s{997, 1012, 769};
+  int checked = 0;
+  for (const auto precision : {ir::precision::tf32, ir::precision::tf32x3}) {
+    auto op = ops::matmul<float>().with_precision(precision);
+    const ir::computation& x = op.ir();
+    auto d = test::make_case_data(op, s, 41);
+    std::vector<lower::kernel_plan> plans;
+    for (const std::int64_t tk : {8, 16, 32, 64})
+      for (const std::int64_t tn : {32, 64, 128}) {
+        auto c = lower::default_config(x, s);
+        c.mma.on = 2, c.mma.m = 0, c.mma.n = 1, c.mma.k = 2, c.mma.swizzle = 1;
+        c.mma.warps_m = tn == 32 ? 1 : 2, c.mma.warps_n = 1, c.mma.tile_m = 64, c.mma.tile_n = tn;
+        c.mma.tile_k = tk, c.mma.stages = tk == 64 ? 2 : 3;
+        try {
+          plans.push_back(lower::lower(x, s, c, lim));
+        } catch (const error& e) {  // the shared-memory rule (split TF32's low tiles, K 64)
+          INFO(e.what());
+          CHECK(tk * tn * (precision == ir::precision::tf32x3 ? 2 : 1) >= 64 * 64);
+          continue;
+        }
+        REQUIRE(plans.back().mma.land_b);
+      }
+    for (auto& plan : test::precompiled(std::move(plans), dev())) {
+      auto msg = run_and_explain(plan, d, s[2]);
+      REQUIRE_MESSAGE(msg.empty(), x.name, " ", msg);
+      ++checked;
+    }
+  }
+  MESSAGE(checked, " landed TF32 wgmma kernels checked");
+  CHECK(checked >= 18);
+}
+
 // Split-K (mma_split): the tile's last block adds the others' partials and resets the tile's
 // counter, so one program launched again and again stays right; mma.sync and (on sm_90) wgmma,
 // an odd matmul with 2-4 blocks per tile, a skinny one with 16, and a point-wise epilogue.
