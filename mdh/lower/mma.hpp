@@ -444,8 +444,7 @@ inline void mma_tiles(kernel_plan& p) {
       // 16-byte loads and stores instead of one 4-byte store per element, 16 lanes of a warp on
       // one bank (TF32 K tiles are multiples of 8 rows, whole chunks per row: blocks fit)
       land->copy_rows = 4;
-      land->copies_per_thread =
-          4 * ceil_div(land->rows / 4 * (land->cols / land->chunk), p.threads);
+      land->copies_per_thread = 4 * ceil_div(landing_blocks(*land), p.threads);
     }
   p.scratch_bytes = 0;
   p.shared_bytes = p.tiles_bytes;

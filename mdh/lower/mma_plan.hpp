@@ -150,11 +150,12 @@ inline std::int64_t tile_offset(const mma_operand& o, std::int64_t r, std::int64
          c % o.chunk;
 }
 
-// A landing tile (copy_rows 4): the first row and column of 4x4 block c (c < rows / 4 * chunks
-// per row). Rows are rotated by half the block's chunk index, so that the eight lanes of a
-// 16-byte access phase (consecutive c: consecutive chunks) load from distinct banks of the
-// landing tile and store their transposed rows into distinct banks of the K-major tile (its
-// swizzle, or an odd pitch in chunks, spreads them). The printer spells the same in C.
+// A landing tile (copy_rows 4): its count of 4x4 blocks (4 rows by one chunk), and the first row
+// and column of block c < that count. Rows are rotated by half the block's chunk index, so that the
+// eight lanes of a 16-byte access phase (consecutive c: consecutive chunks) load from distinct
+// banks of the landing tile and store their transposed rows into distinct banks of the K-major tile
+// (its swizzle, or an odd pitch in chunks, spreads them). The printer spells the same in C.
+inline std::int64_t landing_blocks(const mma_operand& l) { return l.rows / 4 * (l.cols / l.chunk); }
 inline std::pair<std::int64_t, std::int64_t> landing_block_origin(const mma_operand& l,
                                                                   std::int64_t c) {
   const std::int64_t per_row = l.cols / l.chunk;

@@ -759,7 +759,7 @@ class mma_printer {
   // copy_rows 4), rows r..r+3 (K) of the landing tile at columns col..col+3 (M/N), read by four
   // 16-byte loads and written as four 16-byte stores along K into the K-major tile `o`.
   void print_transpose_blocks(const mma_operand& o, const mma_operand& src) {
-    const std::int64_t per_row = src.cols / src.chunk, blocks = src.rows / 4 * per_row;
+    const std::int64_t per_row = src.cols / src.chunk, blocks = landing_blocks(src);
     loop("for (int q = 0; q < " + num(src.copies_per_thread / 4) + "; ++q) {");
     out_.line("const int c = tid + q * " + num(p_.threads) + ";");
     out_.line(blocks % p_.threads != 0 ? "if (c < " + num(blocks) + ") {" : "{");
@@ -814,7 +814,7 @@ class mma_printer {
     const std::int64_t per_row = o.cols / V, total = o.rows * per_row;
     loop("for (int q = 0; q < " + num(o.copies_per_thread) + "; ++q) {");
     if (o.copy_rows == 4) {
-      const std::int64_t blocks = total / 4;
+      const std::int64_t blocks = landing_blocks(o);
       out_.line("const int c = tid + q / 4 * " + num(p_.threads) + ";  // the thread's 4x4 block");
       out_.line(blocks % p_.threads != 0 ? "if (c < " + num(blocks) + ") {" : "{");
       out_.line("const int r = " + block_row(o) + " + q % 4, col = c % " + num(per_row) + " * " +

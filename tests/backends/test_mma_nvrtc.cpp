@@ -612,7 +612,8 @@ TEST_CASE(
       ++landed;
       REQUIRE(l.copy_rows == 4);
       REQUIRE(l.rows % 4 == 0);
-      const std::int64_t per_row = l.cols / l.chunk, blocks = l.rows / 4 * per_row;
+      const std::int64_t per_row = l.cols / l.chunk, blocks = lower::landing_blocks(l);
+      CHECK(blocks * 16 == l.rows * l.cols);
       const std::int64_t T = plan.threads;
       CHECK(l.copies_per_thread == 4 * ((blocks + T - 1) / T));
       // every chunk of the landing tile copied exactly once, a block's rows by one thread
